@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Kernel API drift between the kernels urdma supports (Debian 6.1 and 6.12
+ * today).  This is the only file that tests LINUX_VERSION_CODE.
+ */
+#ifndef URDMA_COMPAT_H
+#define URDMA_COMPAT_H
+
+#include <linux/version.h>
+#include <rdma/ib_verbs.h>
+
+/*
+ * 6.11 changed create_cq to take the uverbs attribute bundle; the driver
+ * udata is &attrs->driver_udata, and attrs is NULL for kernel CQs.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#include <rdma/uverbs_ioctl.h>
+
+typedef struct uverbs_attr_bundle urdma_create_cq_attrs_t;
+
+static inline struct ib_udata *
+urdma_create_cq_udata(struct uverbs_attr_bundle *attrs)
+{
+	return attrs ? &attrs->driver_udata : NULL;
+}
+#else
+typedef struct ib_udata urdma_create_cq_attrs_t;
+
+static inline struct ib_udata *urdma_create_cq_udata(struct ib_udata *udata)
+{
+	return udata;
+}
+#endif
+
+/*
+ * MODULE_IMPORT_NS takes a string literal from 6.13 on and a bare
+ * identifier before.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#define URDMA_IMPORT_KUNIT_NS() MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING")
+#else
+#define URDMA_IMPORT_KUNIT_NS() MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING)
+#endif
+
+#endif /* URDMA_COMPAT_H */

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * urdma device: attributes, port state and the ib_device life cycle.
+ */
+#include <linux/if_arp.h>
+#include <net/addrconf.h>
+#include <kunit/visibility.h>
+#include <rdma/ib_mad.h>
+
+#include "urdma.h"
+#include "../uapi/rdma/urdma-abi.h"
+
+#define URDMA_FW_VER_MAJOR	0
+#define URDMA_FW_VER_MINOR	1
+
+/**
+ * urdma_mtu_from_netdev - the largest IB MTU a netdev MTU can carry
+ * @ndev_mtu: the netdev's MTU in bytes (IP packet size)
+ *
+ * Leaves room for the RoCEv2 headers and clamps to 256..4096.
+ */
+enum ib_mtu urdma_mtu_from_netdev(unsigned int ndev_mtu)
+{
+	static const enum ib_mtu mtus[] = {
+		IB_MTU_4096, IB_MTU_2048, IB_MTU_1024, IB_MTU_512,
+	};
+	unsigned int room;
+	int i;
+
+	if (ndev_mtu <= URDMA_ROCE_HDR_ROOM)
+		return IB_MTU_256;
+	room = ndev_mtu - URDMA_ROCE_HDR_ROOM;
+	for (i = 0; i < ARRAY_SIZE(mtus); i++)
+		if (room >= ib_mtu_enum_to_int(mtus[i]))
+			return mtus[i];
+	return IB_MTU_256;
+}
+EXPORT_SYMBOL_IF_KUNIT(urdma_mtu_from_netdev);
+
+/**
+ * urdma_port_state_from_netdev - IB port state of an Ethernet link
+ * @running: the netdev is administratively up
+ * @carrier: the netdev has carrier
+ */
+struct urdma_port_state urdma_port_state_from_netdev(bool running,
+						     bool carrier)
+{
+	struct urdma_port_state ps = {
+		.state = IB_PORT_DOWN,
+		.phys_state = IB_PORT_PHYS_STATE_DISABLED,
+	};
+
+	if (running && carrier) {
+		ps.state = IB_PORT_ACTIVE;
+		ps.phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	} else if (running) {
+		ps.phys_state = IB_PORT_PHYS_STATE_POLLING;
+	}
+	return ps;
+}
+EXPORT_SYMBOL_IF_KUNIT(urdma_port_state_from_netdev);
+
+/**
+ * urdma_fill_device_attr - the device attributes urdma reports
+ * @attr: filled from the limits in urdma.h; GUIDs are left to the caller
+ */
+void urdma_fill_device_attr(struct ib_device_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->fw_ver = (u64)URDMA_FW_VER_MAJOR << 32 | URDMA_FW_VER_MINOR;
+	attr->max_mr_size = URDMA_MAX_MR_SIZE;
+	attr->page_size_cap = URDMA_PAGE_SIZE_CAP;
+	attr->vendor_id = 0;
+	attr->vendor_part_id = 0;
+	attr->hw_ver = 0;
+	attr->max_qp = URDMA_MAX_QP;
+	attr->max_qp_wr = URDMA_MAX_QP_WR;
+	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID;
+	attr->max_send_sge = URDMA_MAX_SGE;
+	attr->max_recv_sge = URDMA_MAX_SGE;
+	attr->max_sge_rd = URDMA_MAX_SGE_RD;
+	attr->max_cq = URDMA_MAX_CQ;
+	attr->max_cqe = URDMA_MAX_CQE;
+	attr->max_mr = URDMA_MAX_MR;
+	attr->max_pd = URDMA_MAX_PD;
+	attr->max_qp_rd_atom = URDMA_MAX_RD_ATOM;
+	attr->max_qp_init_rd_atom = URDMA_MAX_RD_ATOM;
+	attr->max_res_rd_atom = URDMA_MAX_QP * URDMA_MAX_RD_ATOM;
+	attr->atomic_cap = IB_ATOMIC_NONE;
+	attr->max_mcast_grp = URDMA_MAX_MCAST_GRP;
+	attr->max_mcast_qp_attach = URDMA_MAX_MCAST_QP;
+	attr->max_total_mcast_qp_attach = URDMA_MAX_MCAST_GRP *
+					  URDMA_MAX_MCAST_QP;
+	attr->max_ah = URDMA_MAX_AH;
+	attr->max_srq = URDMA_MAX_SRQ;
+	attr->max_srq_wr = URDMA_MAX_SRQ_WR;
+	attr->max_srq_sge = URDMA_MAX_SRQ_SGE;
+	attr->max_pkeys = URDMA_MAX_PKEYS;
+	attr->local_ca_ack_delay = URDMA_LOCAL_ACK_DELAY;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+}
+EXPORT_SYMBOL_IF_KUNIT(urdma_fill_device_attr);
+
+int urdma_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+		       struct ib_udata *udata)
+{
+	/* No driver-specific query_device extension exists in ABI v1. */
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
+
+	urdma_fill_device_attr(attr);
+	attr->sys_image_guid = ibdev->node_guid;
+	return 0;
+}
+
+int urdma_query_port(struct ib_device *ibdev, u32 port,
+		     struct ib_port_attr *attr)
+{
+	struct urdma_dev *udev = to_udev(ibdev);
+	struct net_device *ndev = udev->ndev;
+	struct urdma_port_state ps;
+	int ret;
+
+	/* The core zeroes *attr before calling us. */
+	ret = ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			       &attr->active_width);
+	if (ret)
+		return ret;
+
+	ps = urdma_port_state_from_netdev(netif_running(ndev),
+					  netif_carrier_ok(ndev));
+	attr->state = ps.state;
+	attr->phys_state = ps.phys_state;
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = urdma_mtu_from_netdev(READ_ONCE(ndev->mtu));
+	attr->gid_tbl_len = URDMA_GID_TBL_LEN;
+	attr->port_cap_flags = 0;
+	attr->max_msg_sz = URDMA_MAX_MSG_SIZE;
+	attr->pkey_tbl_len = URDMA_MAX_PKEYS;
+	attr->bad_pkey_cntr = 0;
+	attr->qkey_viol_cntr = 0;
+	attr->lid = 0;
+	attr->sm_lid = 0;
+	attr->lmc = 0;
+	attr->max_vl_num = 1;
+	attr->ip_gids = true;
+	return 0;
+}
+
+int urdma_get_port_immutable(struct ib_device *ibdev, u32 port,
+			     struct ib_port_immutable *immutable)
+{
+	struct ib_port_attr attr;
+	int ret;
+
+	ret = ib_query_port(ibdev, port, &attr);
+	if (ret)
+		return ret;
+
+	immutable->pkey_tbl_len = attr.pkey_tbl_len;
+	immutable->gid_tbl_len = attr.gid_tbl_len;
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+int urdma_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey)
+{
+	if (index >= URDMA_MAX_PKEYS)
+		return -EINVAL;
+
+	*pkey = URDMA_DEFAULT_PKEY;
+	return 0;
+}
+
+void urdma_get_dev_fw_str(struct ib_device *ibdev, char *str)
+{
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%d.%d", URDMA_FW_VER_MAJOR,
+		 URDMA_FW_VER_MINOR);
+}
+
+static void urdma_dealloc_driver(struct ib_device *ibdev)
+{
+	struct urdma_dev *udev = to_udev(ibdev);
+
+	urdma_dev_list_del(udev);
+	ida_destroy(&udev->pd_ida);
+	netdev_put(udev->ndev, &udev->ndev_tracker);
+}
+
+static const struct ib_device_ops urdma_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = URDMA_ABI_VERSION,
+
+	.alloc_pd = urdma_alloc_pd,
+	.alloc_ucontext = urdma_alloc_ucontext,
+	.dealloc_driver = urdma_dealloc_driver,
+	.dealloc_pd = urdma_dealloc_pd,
+	.dealloc_ucontext = urdma_dealloc_ucontext,
+	.get_dev_fw_str = urdma_get_dev_fw_str,
+	.get_port_immutable = urdma_get_port_immutable,
+	.query_device = urdma_query_device,
+	.query_pkey = urdma_query_pkey,
+	.query_port = urdma_query_port,
+
+	INIT_RDMA_OBJ_SIZE(ib_pd, urdma_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, urdma_ucontext, ibucontext),
+};
+
+static bool urdma_netdev_supported(const struct net_device *ndev)
+{
+	return ndev->type == ARPHRD_ETHER || ndev->type == ARPHRD_LOOPBACK;
+}
+
+/**
+ * urdma_dev_create - allocate and set up a device bound to @ndev
+ * @name: the ib_device name (may contain a %d pattern)
+ * @ndev: the netdev; a reference is taken
+ *
+ * The device is not registered; see urdma_dev_register().  Undo with
+ * urdma_dev_destroy() as long as registration has not succeeded.
+ */
+struct urdma_dev *urdma_dev_create(const char *name, struct net_device *ndev)
+{
+	struct urdma_dev *udev;
+	struct ib_device *ibdev;
+	int ret;
+
+	if (!urdma_netdev_supported(ndev))
+		return ERR_PTR(-EOPNOTSUPP);
+
+	udev = ib_alloc_device(urdma_dev, ibdev);
+	if (!udev)
+		return ERR_PTR(-ENOMEM);
+
+	ibdev = &udev->ibdev;
+	udev->ndev = ndev;
+	netdev_hold(ndev, &udev->ndev_tracker, GFP_KERNEL);
+	INIT_LIST_HEAD(&udev->list);
+	ida_init(&udev->pd_ida);
+
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = 1;
+	ibdev->local_dma_lkey = 0;
+	strscpy(ibdev->node_desc, "urdma", sizeof(ibdev->node_desc));
+	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid,
+			    ndev->dev_addr);
+	ib_set_device_ops(ibdev, &urdma_dev_ops);
+	ib_set_device_ops(ibdev, &urdma_unsupported_ops);
+
+	ret = ib_device_set_netdev(ibdev, ndev, 1);
+	if (ret)
+		goto err_dealloc;
+
+	return udev;
+
+err_dealloc:
+	urdma_dev_destroy(udev);
+	return ERR_PTR(ret);
+}
+EXPORT_SYMBOL_IF_KUNIT(urdma_dev_create);
+
+/**
+ * urdma_dev_register - make the device visible to the RDMA core
+ * @udev: from urdma_dev_create()
+ * @name: the ib_device name
+ *
+ * On success the core owns the device: it is released through
+ * ib_unregister_device*(), which ends in urdma_dealloc_driver().
+ */
+int urdma_dev_register(struct urdma_dev *udev, const char *name)
+{
+	return ib_register_device(&udev->ibdev, name, NULL);
+}
+EXPORT_SYMBOL_IF_KUNIT(urdma_dev_register);
+
+/**
+ * urdma_dev_destroy - free a device that was never registered
+ * @udev: from urdma_dev_create(); not on the device list
+ */
+void urdma_dev_destroy(struct urdma_dev *udev)
+{
+	ida_destroy(&udev->pd_ida);
+	netdev_put(udev->ndev, &udev->ndev_tracker);
+	ib_dealloc_device(&udev->ibdev);
+}
+EXPORT_SYMBOL_IF_KUNIT(urdma_dev_destroy);

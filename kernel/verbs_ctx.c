@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Verbs: user contexts and protection domains.
+ */
+#include "urdma.h"
+#include "../uapi/rdma/urdma-abi.h"
+
+int urdma_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
+{
+	struct urdma_alloc_ucontext_resp resp = {};
+	struct urdma_alloc_ucontext_cmd cmd;
+	int ret;
+
+	/* An empty command is an old provider; that is fine. */
+	ret = urdma_udata_get_cmd(udata, &cmd, sizeof(cmd), 0);
+	if (ret)
+		return ret;
+	if (cmd.comp_mask || cmd.reserved_20)
+		return -EINVAL;
+
+	resp.device_caps = 0;
+	resp.max_qp_wr = URDMA_MAX_QP_WR;
+	resp.max_sge = URDMA_MAX_SGE;
+	resp.max_inline_data = URDMA_MAX_INLINE;
+	resp.max_cqe = URDMA_MAX_CQE;
+	resp.max_srq_wr = URDMA_MAX_SRQ_WR;
+	resp.page_shift = PAGE_SHIFT;
+	return urdma_udata_put_resp(udata, &resp, sizeof(resp));
+}
+
+void urdma_dealloc_ucontext(struct ib_ucontext *ibuctx)
+{
+}
+
+int urdma_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct urdma_dev *udev = to_udev(ibpd->device);
+	struct urdma_alloc_pd_resp resp = {};
+	struct urdma_pd *pd = to_upd(ibpd);
+	int id, ret;
+
+	id = ida_alloc_max(&udev->pd_ida, URDMA_MAX_PD - 1, GFP_KERNEL);
+	if (id < 0)
+		return id == -ENOSPC ? -ENOMEM : id;
+	pd->pdn = id;
+
+	resp.pdn = pd->pdn;
+	ret = urdma_udata_put_resp(udata, &resp, sizeof(resp));
+	if (ret)
+		goto err_free_pdn;
+	return 0;
+
+err_free_pdn:
+	ida_free(&udev->pd_ida, pd->pdn);
+	return ret;
+}
+
+int urdma_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct urdma_dev *udev = to_udev(ibpd->device);
+
+	ida_free(&udev->pd_ida, to_upd(ibpd)->pdn);
+	return 0;
+}

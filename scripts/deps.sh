@@ -1,0 +1,44 @@
+#!/bin/bash
+# Install the Debian packages urdma needs on the build/test host.
+# Idempotent: installs only what is missing.  Never loads a module.
+set -euo pipefail
+
+PKGS=(
+	# guest harness
+	qemu-system-x86 busybox-static kmod iproute2 cpio
+	# guest kernels and headers (installed, never booted on the host)
+	linux-image-6.12-amd64 linux-headers-6.12-amd64
+	linux-image-amd64 linux-headers-amd64
+	# debug kernel source and its build tools
+	linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev
+	xz-utils rsync
+	# rdma-core 56.1 from source
+	dpkg-dev cmake ninja-build pkg-config libnl-3-dev libnl-route-3-dev
+	libudev-dev cython3 python3-dev python3-docutils libsystemd-dev
+	# userspace tools and tests run in the guest
+	perftest rdmacm-utils ibverbs-utils libgtest-dev g++ python3
+	# kernel style checks and packaging
+	sparse dkms
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "deps: all ${#PKGS[@]} packages present"
+	exit 0
+fi
+
+echo "deps: installing ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+	SUDO=sudo
+else
+	SUDO=
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "deps: done"

@@ -1,0 +1,34 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Guest-side test runner: runs inside a urdma-vm guest with urdma0 created.
+# Prints TAP lines ("ok - ..." / "not ok - ...") and exits non-zero if any
+# test failed.  Usage: run.sh [TEST...]  (default: all, in order)
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+RESULTS=${URDMA_RESULTS:-$TOP/build/results/guest-${URDMA_KERNEL:-unknown}}
+mkdir -p "$RESULTS"
+
+ALL=(verbs tools link cycles)
+TESTS=("${@:-${ALL[@]}}")
+rc=0
+
+run_verbs() {
+	local bin=$TOP/build/tests/urdma_verbs_test json=$RESULTS/verbs.json
+	if [ ! -x "$bin" ]; then
+		echo "not ok - verbs: $bin missing (make tests)"
+		return 1
+	fi
+	"$bin" --gtest_output="json:$json" >"$RESULTS/verbs.log" 2>&1
+	python3 "$HERE/gtest2tap.py" verbs "$json"
+}
+
+for t in "${TESTS[@]}"; do
+	echo "# --- $t"
+	if [ "$t" = verbs ]; then
+		run_verbs || rc=1
+	else
+		TAP_PREFIX=$t "$HERE/t_$t.sh" || rc=1
+	fi
+done
+exit $rc
