@@ -1,0 +1,165 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# make check: run every test lane, print a summary table, and end with the
+# line "N passed, N failed" counting every test of every lane.
+#
+#   scripts/check.sh [LANE...]     default: all lanes, in this order
+#
+# Lanes: build dkms provider kunit guest-6.12 guest-6.1 guest-debug
+# Each lane writes TAP to build/check/LANE.tap and its log to LANE.log.
+set -uo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+OUT=$TOP/build/check
+ALL_LANES=(build dkms provider kunit guest-6.12 guest-6.1 guest-debug)
+LANES=("${@:-${ALL_LANES[@]}}")
+VM=$TOP/scripts/urdma-vm
+mkdir -p "$OUT"
+cd "$TOP" || exit 1
+
+say() { printf '[check %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+
+kver_612() { basename "$(ls -d /lib/modules/6.12.*-amd64 | sort | tail -1)"; }
+kver_61() { basename "$(ls -d /lib/modules/6.1.*-amd64 | sort | tail -1)"; }
+
+# tap_cmd NAME CMD...: run CMD, print one TAP line, log its output.
+tap_cmd() {
+	local name=$1
+	shift
+	if "$@" >>"$LOG" 2>&1; then
+		echo "ok - $name"
+	else
+		echo "not ok - $name (see $LOG)"
+	fi
+}
+
+# A build is warning-free if it succeeds and says "warning:" nowhere.
+build_clean() {
+	local kver=$1 out
+	out=$(make -s modules KVER="$kver" 2>&1)
+	local rc=$?
+	echo "$out"
+	[ $rc -eq 0 ] && ! grep -q 'warning:' <<<"$out"
+}
+
+sparse_clean() {
+	local out
+	out=$(make -s sparse KVER="$(kver_612)" 2>&1)
+	local rc=$?
+	echo "$out"
+	[ $rc -eq 0 ] && ! grep -Eq 'warning:|error:' <<<"$out"
+}
+
+lane_build() {
+	tap_cmd "urdma.ko builds warning-free for $(kver_612)" build_clean "$(kver_612)"
+	tap_cmd "urdma.ko builds warning-free for $(kver_61)" build_clean "$(kver_61)"
+	tap_cmd "sparse (C=2) is clean on $(kver_612)" sparse_clean
+	"$TOP/scripts/checkpatch.sh"
+}
+
+dkms_build() {
+	local kver=$1 tmp
+	tmp=$(mktemp -d)
+	mkdir -p "$tmp/src" "$tmp/tree"
+	git -C "$TOP" ls-files -co --exclude-standard | \
+		rsync -a --files-from=- "$TOP/" "$tmp/src/urdma-0.1/"
+	dkms add -m urdma -v 0.1 --sourcetree "$tmp/src" --dkmstree "$tmp/tree" &&
+	dkms build -m urdma -v 0.1 -k "$kver" --sourcetree "$tmp/src" \
+		--dkmstree "$tmp/tree" &&
+	find "$tmp/tree" -name urdma.ko | grep -q .
+	local rc=$?
+	rm -rf "$tmp"
+	return $rc
+}
+
+lane_dkms() {
+	tap_cmd "dkms builds urdma for $(kver_612)" dkms_build "$(kver_612)"
+	tap_cmd "dkms builds urdma for $(kver_61)" dkms_build "$(kver_61)"
+}
+
+lane_provider() {
+	tap_cmd "rdma-core 56.1 builds with liburdma" "$TOP/scripts/rdma-core.sh" build
+	local stage
+	stage=$("$TOP/scripts/rdma-core.sh" dir)/stage
+	tap_cmd "liburdma is staged" test -f \
+		"$stage/usr/lib/x86_64-linux-gnu/libibverbs/liburdma-rdmav34.so"
+	tap_cmd "urdma.driver is staged" test -f "$stage/etc/libibverbs.d/urdma.driver"
+	tap_cmd "C++ tests build" "$TOP/scripts/build-tests.sh"
+}
+
+lane_kunit() {
+	local ddir ktap="$OUT/kunit.ktap"
+	tap_cmd "debug kernel builds" "$TOP/scripts/build-debug-kernel.sh"
+	tap_cmd "urdma builds for the debug kernel" make -s modules KVER=debug
+	ddir=$("$TOP/scripts/build-debug-kernel.sh" --print-dir)
+	rm -f "$ktap"
+	tap_cmd "KUnit guest runs" "$VM" --kernel debug --bare -- \
+		"$TOP/tests/kunit/run-in-guest.sh" "$ktap"
+	if [ ! -s "$ktap" ]; then
+		echo "not ok - KUnit produced no KTAP"
+		return
+	fi
+	python3 "$ddir/src/tools/testing/kunit/kunit.py" parse "$ktap" \
+		>"$OUT/kunit.parsed" 2>&1
+	python3 "$TOP/tests/kunit/parsed2tap.py" <"$OUT/kunit.parsed"
+}
+
+lane_guest() {
+	local kernel=$1
+	tap_cmd "modules build for $kernel" make -s modules \
+		KVER="$(case $kernel in debian-6.12) kver_612;; debian-6.1) kver_61;; debug) echo debug;; esac)"
+	"$VM" --kernel "$kernel" --timeout 1500 -- "$TOP/tests/guest/run.sh" \
+		2>>"$LOG" | tee -a "$LOG" | grep -E '^(not )?ok '
+	local rc=${PIPESTATUS[0]}
+	[ "$rc" -eq 0 ] && echo "ok - guest on $kernel exits cleanly (no oops, WARN, KASAN or lockdep report)" ||
+		echo "not ok - guest on $kernel exits cleanly (exit $rc; see $LOG)"
+}
+
+run_lane() {
+	case $1 in
+	build) lane_build ;;
+	dkms) lane_dkms ;;
+	provider) lane_provider ;;
+	kunit) lane_kunit ;;
+	guest-6.12) lane_guest debian-6.12 ;;
+	guest-6.1) lane_guest debian-6.1 ;;
+	guest-debug) lane_guest debug ;;
+	*) echo "not ok - unknown lane $1" ;;
+	esac
+}
+
+say "installing missing packages"
+"$TOP/scripts/deps.sh" || { echo "0 passed, 1 failed"; exit 1; }
+
+declare -A PASS FAIL SKIP SECS
+for lane in "${LANES[@]}"; do
+	LOG=$OUT/$lane.log
+	: >"$LOG"
+	say "lane $lane: start"
+	start=$(date +%s)
+	run_lane "$lane" | tee "$OUT/$lane.tap" | sed "s/^/  /"
+	SECS[$lane]=$(( $(date +%s) - start ))
+	PASS[$lane]=$(grep -c '^ok ' "$OUT/$lane.tap")
+	FAIL[$lane]=$(grep -c '^not ok ' "$OUT/$lane.tap")
+	SKIP[$lane]=$(grep -c '^ok .*# SKIP' "$OUT/$lane.tap")
+	if [ "${PASS[$lane]}" -eq 0 ] && [ "${FAIL[$lane]}" -eq 0 ]; then
+		FAIL[$lane]=1
+		echo "not ok - lane $lane ran no test" >>"$OUT/$lane.tap"
+	fi
+	say "lane $lane: ${PASS[$lane]} passed, ${FAIL[$lane]} failed in ${SECS[$lane]}s"
+done
+
+tp=0 tf=0 ts=0
+echo
+printf '%-14s %7s %7s %7s %8s\n' lane passed failed skipped seconds
+for lane in "${LANES[@]}"; do
+	printf '%-14s %7d %7d %7d %8d\n' "$lane" "${PASS[$lane]}" \
+		"${FAIL[$lane]}" "${SKIP[$lane]}" "${SECS[$lane]}"
+	tp=$((tp + PASS[$lane] - SKIP[$lane])); tf=$((tf + FAIL[$lane]))
+	ts=$((ts + SKIP[$lane]))
+done
+echo
+[ $tf -eq 0 ] || grep -h '^not ok' "$OUT"/*.tap | sed 's/^/FAILED: /'
+echo "$tp passed, $tf failed, $ts skipped"
+[ $tf -eq 0 ]
