@@ -10,8 +10,10 @@
 #include "urdma.h"
 #include "../uapi/rdma/urdma-abi.h"
 
+/* fw_ver is major.minor.sub in bits 47:32, 31:16 and 15:0 (as siw, rxe). */
 #define URDMA_FW_VER_MAJOR	0
 #define URDMA_FW_VER_MINOR	1
+#define URDMA_FW_VER_SUB	0
 
 /**
  * urdma_mtu_from_netdev - the largest IB MTU a netdev MTU can carry
@@ -67,7 +69,8 @@ EXPORT_SYMBOL_IF_KUNIT(urdma_port_state_from_netdev);
 void urdma_fill_device_attr(struct ib_device_attr *attr)
 {
 	memset(attr, 0, sizeof(*attr));
-	attr->fw_ver = (u64)URDMA_FW_VER_MAJOR << 32 | URDMA_FW_VER_MINOR;
+	attr->fw_ver = (u64)URDMA_FW_VER_MAJOR << 32 | URDMA_FW_VER_MINOR << 16 |
+		       URDMA_FW_VER_SUB;
 	attr->max_mr_size = URDMA_MAX_MR_SIZE;
 	attr->page_size_cap = URDMA_PAGE_SIZE_CAP;
 	attr->vendor_id = 0;
@@ -175,8 +178,8 @@ int urdma_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey)
 
 void urdma_get_dev_fw_str(struct ib_device *ibdev, char *str)
 {
-	snprintf(str, IB_FW_VERSION_NAME_MAX, "%d.%d", URDMA_FW_VER_MAJOR,
-		 URDMA_FW_VER_MINOR);
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%d.%d.%d", URDMA_FW_VER_MAJOR,
+		 URDMA_FW_VER_MINOR, URDMA_FW_VER_SUB);
 }
 
 static void urdma_dealloc_driver(struct ib_device *ibdev)

@@ -14,7 +14,7 @@ check "ibv_devinfo shows link_layer Ethernet" \
 check "ibv_devinfo shows max_qp 16384" grepinfo 'max_qp:[[:space:]]+16384'
 check "ibv_devinfo shows max_pd 16384" grepinfo 'max_pd:[[:space:]]+16384'
 check "ibv_devinfo shows the GIDs as RoCE v2" grepinfo 'GID\[.*RoCE v2'
-check "ibv_devinfo shows fw_ver 0.1" grepinfo 'fw_ver:[[:space:]]+0\.1'
+check "ibv_devinfo shows fw_ver 0.1.0" grepinfo 'fw_ver:[[:space:]]+0\.1\.0'
 
 link=$(rdma link show "$DEV/1" 2>&1)
 check "rdma link shows ACTIVE on $NETDEV" \

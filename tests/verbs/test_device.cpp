@@ -103,7 +103,7 @@ TEST_F(Device, QueryDeviceReportsLimits)
 	EXPECT_EQ(attr.atomic_cap, IBV_ATOMIC_NONE);
 	EXPECT_NE(attr.page_size_cap & 4096, 0u);
 	EXPECT_EQ(attr.sys_image_guid, attr.node_guid);
-	EXPECT_STREQ(attr.fw_ver, "0.1");
+	EXPECT_STREQ(attr.fw_ver, "0.1.0");
 }
 
 TEST_F(Device, QueryDeviceExAgreesWithQueryDevice)

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * urdma provider: command and response wrappers around the kernel ABI in
+ * <rdma/urdma-abi.h> (the project's uapi/rdma/urdma-abi.h, synced into
+ * kernel-headers/ by scripts/rdma-core.sh).  The wrappers are named
+ * urdma_cmd_* so that their _resp structs do not clash with the uapi ones.
+ */
+#ifndef __URDMA_ABI_H__
+#define __URDMA_ABI_H__
+
+#include <infiniband/kern-abi.h>
+#include <kernel-abi/urdma-abi.h>
+#include <rdma/urdma-abi.h>
+
+DECLARE_DRV_CMD(urdma_cmd_alloc_ucontext, IB_USER_VERBS_CMD_GET_CONTEXT,
+		urdma_alloc_ucontext_cmd, urdma_alloc_ucontext_resp);
+DECLARE_DRV_CMD(urdma_cmd_alloc_pd, IB_USER_VERBS_CMD_ALLOC_PD, empty,
+		urdma_alloc_pd_resp);
+
+#endif /* __URDMA_ABI_H__ */
