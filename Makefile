@@ -108,14 +108,29 @@ MODDIR = $(DESTDIR)/lib/modules/$(KVER_RUNNING)/updates
 
 install: install-module install-userland
 
+# DEPMOD_PREBUILT: a module index made on the host by
+# scripts/depmod-prebuilt.sh for exactly these modules (the test guests use
+# it: depmod inside a TCG guest takes minutes).  Without it, run depmod.
+DEPMOD_PREBUILT ?=
+MODULES_TO_INSTALL = $(wildcard $(BUILD)/$(KVER_RUNNING)/urdma.ko \
+	$(BUILD)/$(KVER_RUNNING)/urdma_kunit.ko)
+
 install-module:
 	@test -f $(BUILD)/$(KVER_RUNNING)/urdma.ko || { echo "no urdma.ko" \
 		"for $(KVER_RUNNING): run make modules KVER=$(KVER_RUNNING)"; exit 1; }
 	install -d $(MODDIR)
-	install -m 644 $(BUILD)/$(KVER_RUNNING)/urdma.ko $(MODDIR)/
-	@if [ -f $(BUILD)/$(KVER_RUNNING)/urdma_kunit.ko ]; then \
-		install -m 644 $(BUILD)/$(KVER_RUNNING)/urdma_kunit.ko $(MODDIR)/; fi
-	depmod -a $(KVER_RUNNING)
+	install -m 644 $(MODULES_TO_INSTALL) $(MODDIR)/
+	@if [ -n "$(DEPMOD_PREBUILT)" ] && for m in $(MODULES_TO_INSTALL); do \
+		cmp -s $$m $(DEPMOD_PREBUILT)/updates/$$(basename $$m) || exit 1; \
+	    done; then \
+		echo "using the module index prebuilt in $(DEPMOD_PREBUILT)"; \
+		for f in $(DEPMOD_PREBUILT)/modules.*; do \
+			t=$(DESTDIR)/lib/modules/$(KVER_RUNNING)/$$(basename $$f); \
+			[ $$f -ef $$t ] || cp $$f $$t || exit 1; \
+		done; \
+	else \
+		echo depmod -a $(KVER_RUNNING); depmod -a $(KVER_RUNNING); \
+	fi
 
 install-userland:
 	@$(TOP)/scripts/rdma-core.sh install

@@ -156,15 +156,23 @@ int urdma_get_port_immutable(struct ib_device *ibdev, u32 port,
 	struct ib_port_attr attr;
 	int ret;
 
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+
 	ret = ib_query_port(ibdev, port, &attr);
 	if (ret)
 		return ret;
 
 	immutable->pkey_tbl_len = attr.pkey_tbl_len;
 	immutable->gid_tbl_len = attr.gid_tbl_len;
-	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
-	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
 	return 0;
+}
+
+/* The node type (IB CA) would otherwise make the core assume InfiniBand. */
+static enum rdma_link_layer urdma_get_link_layer(struct ib_device *ibdev,
+						 u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
 }
 
 int urdma_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey)
@@ -202,6 +210,7 @@ static const struct ib_device_ops urdma_dev_ops = {
 	.dealloc_pd = urdma_dealloc_pd,
 	.dealloc_ucontext = urdma_dealloc_ucontext,
 	.get_dev_fw_str = urdma_get_dev_fw_str,
+	.get_link_layer = urdma_get_link_layer,
 	.get_port_immutable = urdma_get_port_immutable,
 	.query_device = urdma_query_device,
 	.query_pkey = urdma_query_pkey,

@@ -6,7 +6,11 @@
 TAP_FAILED=0
 TAP_PREFIX=${TAP_PREFIX:-$(basename "$0" .sh)}
 DEV=${URDMA_DEV:-urdma0}
-NETDEV=${URDMA_NETDEV:-veth0}
+# The harness exports the mode (veth or lo); the device sits on veth0 or lo.
+case ${URDMA_NETDEV:-veth} in
+veth) NETDEV=veth0 ;;
+*) NETDEV=$URDMA_NETDEV ;;
+esac
 
 tap_ok() { echo "ok - $TAP_PREFIX: $1"; }
 tap_skip() { echo "ok - $TAP_PREFIX: $1 # SKIP $2"; }

@@ -32,11 +32,14 @@ inline std::string device_name()
 	return e && *e ? e : "urdma0";
 }
 
-// The netdev it is bound to: $URDMA_NETDEV, default veth0.
+// The netdev it is bound to.  The guest harness exports the mode in
+// $URDMA_NETDEV ("veth" puts the device on veth0, "lo" on lo); any other
+// value is taken as the netdev's name.
 inline std::string netdev_name()
 {
 	const char *e = std::getenv("URDMA_NETDEV");
-	return e && *e ? e : "veth0";
+	std::string mode = e && *e ? e : "veth";
+	return mode == "veth" ? "veth0" : mode;
 }
 
 class DeviceList {

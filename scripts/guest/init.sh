@@ -1,0 +1,163 @@
+#!/bin/bash
+# PID 1 of an urdma-vm guest, started by the initramfs (scripts/guest/initramfs-init.sh)
+# after it has mounted the overlay root, the pseudo and scratch filesystems, the job
+# directory (/run/urdma-vm) and the project tree.
+#
+# Sources the job written by scripts/urdma-vm, sets up the kernel modules and the
+# netdev, runs the command with stdout/stderr on virtio-serial ports (the host prints
+# them), prints "URDMA-VM-EXIT=<rc>" on the console and resets the machine.
+#
+# No `set -e`: PID 1 must never exit; every path ends in finish().  Under TCG each
+# exec costs ~0.1 s, so builtins are preferred.
+set -u
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8 TERM=dumb
+JOB=/run/urdma-vm
+umask 022
+
+# Messages go through the kernel log: they get timestamps, and the console prints
+# them synchronously.  (Plain writes to the console tty are drained by interrupts
+# and may be lost when the machine resets right after.)
+log() { echo "<5>urdma-vm: $*" >/dev/kmsg; }
+
+# Prints the exit marker, flushes, and resets (QEMU runs with -no-reboot, so it exits).
+finish() {
+	local rc=$1
+	echo "$rc" >"$JOB/status" 2>/dev/null
+	sync
+	echo "<5>URDMA-VM-EXIT=$rc" >/dev/kmsg
+	echo b >/proc/sysrq-trigger
+	sleep 60
+}
+
+setup_failed() {
+	local step=$1
+	shift
+	log "setup failed: $*"
+	echo "<5>URDMA-VM-SETUP-FAILED=$step" >/dev/kmsg
+	sleep 1 # let the console tty drain the failing step's output
+	finish 125
+}
+
+check_environment() {
+	# Without the guest's own proc, /proc would be the host's, read through 9p.
+	{ [ -e /proc/sys/kernel/sysrq ] && [ "$(stat -f -c %T /proc)" = proc ]; } ||
+		{ echo "urdma-vm: /proc is not the guest's procfs" >/dev/console; exit 1; }
+	# shellcheck source=/dev/null
+	. "$JOB/job.env" || setup_failed job "cannot read $JOB/job.env"
+	if [ "${URDMA_VM_TRACE:-0}" = 1 ]; then
+		PS4='+ $EPOCHREALTIME '
+		set -x
+	fi
+}
+
+setup_system() {
+	echo urdma-vm >/proc/sys/kernel/hostname
+	# 64 2-MiB huge pages (vm.nr_hugepages); normally reserved at boot by hugepages=64.
+	[ "$(</proc/sys/vm/nr_hugepages)" -ge 64 ] || echo 64 >/proc/sys/vm/nr_hugepages
+	ip link set lo up || setup_failed system "cannot bring lo up"
+	# Debug kernel: its modules live in the build cache.  Seen through the root
+	# overlay they are writable (e.g. for `make install` into updates/).
+	if [ -n "$URDMA_VM_DEBUG_MODULES" ]; then
+		local target
+		target=/lib/modules/$(uname -r)
+		{ mkdir -p "$target" && mount --bind "$URDMA_VM_DEBUG_MODULES" "$target"; } ||
+			setup_failed system "cannot bind $URDMA_VM_DEBUG_MODULES to $target"
+	fi
+	# Command output goes over virtio-serial; Debian 6.1 has virtio_console as a module.
+	[ -d /sys/bus/virtio/drivers/virtio_console ] || modprobe virtio_console
+}
+
+# Prints the /dev node of the virtio-serial port with the given name.
+vport() {
+	local d name
+	for d in /sys/class/virtio-ports/*; do
+		read -r name <"$d/name" 2>/dev/null || continue
+		[ "$name" = "$1" ] && { echo "/dev/${d##*/}"; return 0; }
+	done
+	return 1
+}
+
+install_urdma() {
+	[ "$URDMA_VM_INSTALL" = 1 ] || return 0
+	log "make -C $URDMA_VM_REPO install"
+	make -C "$URDMA_VM_REPO" install \
+		${URDMA_VM_DEPMOD:+DEPMOD_PREBUILT="$URDMA_VM_DEPMOD"} ||
+		setup_failed install "make install failed"
+	modprobe urdma || setup_failed install "modprobe urdma failed"
+}
+
+setup_netdev() {
+	[ "$URDMA_VM_BARE" = 1 ] && return 0
+	local dev=lo
+	if [ "$URDMA_NETDEV" = veth ]; then
+		dev=veth0
+		ip -b - <<-EOF || setup_failed netdev "cannot create the veth pair"
+			link add veth0 type veth peer name veth1
+			addr add 10.77.0.1/24 dev veth0
+			addr add 10.77.0.2/24 dev veth1
+			link set veth0 up
+			link set veth1 up
+		EOF
+	fi
+	if [ -d /sys/module/urdma ]; then
+		rdma link add urdma0 type urdma netdev "$dev" ||
+			setup_failed netdev "rdma link add urdma0 type urdma netdev $dev failed"
+	fi
+}
+
+# The command's environment: a clean one plus URDMA_*, RDMA_CORE_TESTS and --env.
+command_env() {
+	CMD_ENV=(PATH="$PATH" HOME=/root LANG=C.UTF-8 TERM=dumb USER=root LOGNAME=root
+		PAGER=cat GIT_PAGER=cat
+		URDMA_KERNEL="$URDMA_KERNEL" URDMA_NETDEV="$URDMA_NETDEV" URDMA_VM=1)
+	[ -z "$URDMA_VM_RDMA_CORE_TESTS" ] || CMD_ENV+=(RDMA_CORE_TESTS="$URDMA_VM_RDMA_CORE_TESTS")
+	CMD_ENV+=("${URDMA_VM_ENV[@]}")
+}
+
+# Runs the command: one argument is a shell command line, several are an argv.
+run_command() {
+	local out err rc
+	out=$(vport urdma.stdout) || { log "warning: no stdout port"; out=/dev/console; }
+	err=$(vport urdma.stderr) || { log "warning: no stderr port"; err=/dev/console; }
+	cd "$URDMA_VM_CWD" 2>/dev/null || {
+		log "warning: $URDMA_VM_CWD does not exist in the guest; running in $URDMA_VM_REPO"
+		cd "$URDMA_VM_REPO" || setup_failed cwd "cannot cd to $URDMA_VM_REPO"
+	}
+	log "running command"
+	if [ ${#URDMA_VM_CMD[@]} -eq 1 ]; then
+		env -i "${CMD_ENV[@]}" /bin/sh -c "${URDMA_VM_CMD[0]}" </dev/null >"$out" 2>"$err"
+	else
+		env -i "${CMD_ENV[@]}" "${URDMA_VM_CMD[@]}" </dev/null >"$out" 2>"$err"
+	fi
+	rc=$?
+	log "command exited with $rc"
+	return $rc
+}
+
+# Optional (--kmemleak): an explicit scan; the kernel logs "N new suspected memory
+# leaks", which the host treats as a problem, and the report goes to the console.
+kmemleak_scan() {
+	local f=/sys/kernel/debug/kmemleak
+	[ "$URDMA_VM_KMEMLEAK" = 1 ] || return 0
+	[ -w $f ] || { log "kmemleak: not available in this kernel"; return 0; }
+	log "kmemleak scan"
+	echo scan >$f && echo scan >$f
+	[ -s $f ] && cat $f
+}
+
+main() {
+	local rc
+	log "init started"
+	check_environment
+	setup_system
+	install_urdma
+	setup_netdev
+	command_env
+	run_command
+	rc=$?
+	kmemleak_scan
+	finish $rc
+}
+
+main
