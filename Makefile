@@ -24,6 +24,9 @@ DEBUG_KVER = $(shell cat $(DEBUG_DIR)/kernelrelease 2>/dev/null)
 ifeq ($(KVER),debug)
 override KVER := $(DEBUG_KVER)
 KDIR ?= $(DEBUG_DIR)/src
+ifeq ($(KVER),)
+$(error the debug kernel is not built: run "make debug-kernel" first)
+endif
 endif
 KDIR ?= /lib/modules/$(KVER)/build
 

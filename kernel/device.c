@@ -100,6 +100,7 @@ void urdma_fill_device_attr(struct ib_device_attr *attr)
 	attr->max_srq_sge = URDMA_MAX_SRQ_SGE;
 	attr->max_pkeys = URDMA_MAX_PKEYS;
 	attr->local_ca_ack_delay = URDMA_LOCAL_ACK_DELAY;
+	attr->max_fast_reg_page_list_len = URDMA_MAX_FAST_REG_PAGES;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 }
 EXPORT_SYMBOL_IF_KUNIT(urdma_fill_device_attr);
@@ -107,9 +108,16 @@ EXPORT_SYMBOL_IF_KUNIT(urdma_fill_device_attr);
 int urdma_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		       struct ib_udata *udata)
 {
-	/* No driver-specific query_device extension exists in ABI v1. */
-	if (udata && (udata->inlen || udata->outlen))
-		return -EINVAL;
+	int ret;
+
+	/*
+	 * ABI v1 has no driver part: a zero command from a newer provider is
+	 * fine, a non-zero one asks for something this kernel cannot do, and
+	 * there is no driver response to write.
+	 */
+	ret = urdma_udata_no_cmd(udata);
+	if (ret)
+		return ret;
 
 	urdma_fill_device_attr(attr);
 	attr->sys_image_guid = ibdev->node_guid;
@@ -195,6 +203,7 @@ static void urdma_dealloc_driver(struct ib_device *ibdev)
 	struct urdma_dev *udev = to_udev(ibdev);
 
 	urdma_dev_list_del(udev);
+	urdma_keytab_destroy(&udev->keys);
 	ida_destroy(&udev->pd_ida);
 	netdev_put(udev->ndev, &udev->ndev_tracker);
 }
@@ -204,18 +213,28 @@ static const struct ib_device_ops urdma_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = URDMA_ABI_VERSION,
 
+	.alloc_mr = urdma_alloc_mr,
+	.alloc_mw = urdma_alloc_mw,
 	.alloc_pd = urdma_alloc_pd,
 	.alloc_ucontext = urdma_alloc_ucontext,
 	.dealloc_driver = urdma_dealloc_driver,
+	.dealloc_mw = urdma_dealloc_mw,
 	.dealloc_pd = urdma_dealloc_pd,
 	.dealloc_ucontext = urdma_dealloc_ucontext,
+	.dereg_mr = urdma_dereg_mr,
+	.fill_res_mr_entry = urdma_fill_res_mr_entry,
 	.get_dev_fw_str = urdma_get_dev_fw_str,
+	.get_dma_mr = urdma_get_dma_mr,
 	.get_link_layer = urdma_get_link_layer,
 	.get_port_immutable = urdma_get_port_immutable,
 	.query_device = urdma_query_device,
 	.query_pkey = urdma_query_pkey,
+	.map_mr_sg = urdma_map_mr_sg,
 	.query_port = urdma_query_port,
+	.reg_user_mr = urdma_reg_user_mr,
+	.rereg_user_mr = urdma_rereg_user_mr,
 
+	INIT_RDMA_OBJ_SIZE(ib_mw, urdma_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, urdma_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, urdma_ucontext, ibucontext),
 };
@@ -251,6 +270,7 @@ struct urdma_dev *urdma_dev_create(const char *name, struct net_device *ndev)
 	netdev_hold(ndev, &udev->ndev_tracker, GFP_KERNEL);
 	INIT_LIST_HEAD(&udev->list);
 	ida_init(&udev->pd_ida);
+	urdma_keytab_init(&udev->keys);
 
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
@@ -294,6 +314,7 @@ EXPORT_SYMBOL_IF_KUNIT(urdma_dev_register);
  */
 void urdma_dev_destroy(struct urdma_dev *udev)
 {
+	urdma_keytab_destroy(&udev->keys);
 	ida_destroy(&udev->pd_ida);
 	netdev_put(udev->ndev, &udev->ndev_tracker);
 	ib_dealloc_device(&udev->ibdev);

@@ -33,6 +33,21 @@ int urdma_udata_get_cmd(struct ib_udata *udata, void *cmd, size_t size,
 }
 
 /**
+ * urdma_udata_no_cmd - check a verb that takes no driver command
+ * @udata: the core's udata, or NULL for kernel callers
+ *
+ * A newer provider may send a command this kernel does not know; it is
+ * accepted only if all zero.  Return: 0 or -EOPNOTSUPP.
+ */
+int urdma_udata_no_cmd(struct ib_udata *udata)
+{
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+/**
  * urdma_udata_put_resp - copy a driver response to user space
  * @udata: the core's udata
  * @resp: the response

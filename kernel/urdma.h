@@ -12,6 +12,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "compat.h"
+#include "mr.h"
 
 #define URDMA_DRV_NAME		"urdma"
 #define URDMA_LINK_TYPE		"urdma"
@@ -40,6 +41,7 @@ enum urdma_limits {
 	URDMA_MAX_PKEYS		= 1,
 	URDMA_GID_TBL_LEN	= 128,
 	URDMA_LOCAL_ACK_DELAY	= 15,
+	URDMA_MAX_FAST_REG_PAGES = 512,
 };
 
 #define URDMA_MAX_MR_SIZE	BIT_ULL(40)
@@ -66,6 +68,8 @@ enum urdma_limits {
  * @ndev_gone:	NETDEV_UNREGISTER arrived before @registered was set; the
  *		registering thread unregisters.  Protected by urdma_devs_lock.
  * @pd_ida:	PD numbers; the ida has its own lock.
+ * @keys:	lkeys/rkeys of MRs and MWs.
+ * @nr_mr:	MRs in existence, checked against URDMA_MAX_MR.
  */
 struct urdma_dev {
 	struct ib_device ibdev;
@@ -75,6 +79,8 @@ struct urdma_dev {
 	bool registered;
 	bool ndev_gone;
 	struct ida pd_ida;
+	struct urdma_keytab keys;
+	atomic_t nr_mr;
 };
 
 struct urdma_ucontext {
@@ -94,6 +100,37 @@ struct urdma_cq {
 struct urdma_qp {
 	struct ib_qp ibqp;
 };
+
+/**
+ * struct urdma_mr - a memory region
+ * @ibmr:	the core's MR (driver-allocated).
+ * @mem:	key, type, PD and access; what the key table points to.
+ * @umem:	pinned user memory (URDMA_MEM_USER), else NULL.
+ * @mtt:	translation (USER, FRMR); unused for DMA MRs.
+ * @max_pages:	capacity of @mtt.pas for FRMR.
+ */
+struct urdma_mr {
+	struct ib_mr ibmr;
+	struct urdma_mem mem;
+	struct ib_umem *umem;
+	struct urdma_mtt mtt;
+	u32 max_pages;
+};
+
+struct urdma_mw {
+	struct ib_mw ibmw;
+	struct urdma_mem mem;
+};
+
+static inline struct urdma_mr *to_umr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct urdma_mr, ibmr);
+}
+
+static inline struct urdma_mw *to_umw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct urdma_mw, ibmw);
+}
 
 static inline struct urdma_dev *to_udev(struct ib_device *ibdev)
 {
@@ -145,6 +182,7 @@ void urdma_dev_list_del(struct urdma_dev *udev);
 /* udata.c */
 int urdma_udata_get_cmd(struct ib_udata *udata, void *cmd, size_t size,
 			size_t min_size);
+int urdma_udata_no_cmd(struct ib_udata *udata);
 int urdma_udata_put_resp(struct ib_udata *udata, void *resp,
 			 size_t size);
 
@@ -153,6 +191,23 @@ int urdma_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata);
 void urdma_dealloc_ucontext(struct ib_ucontext *ibuctx);
 int urdma_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int urdma_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+
+/* mr.c */
+int urdma_check_access(int access);
+struct ib_mr *urdma_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *urdma_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata);
+int urdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *urdma_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *urdma_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int urdma_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
+int urdma_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
+int urdma_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int urdma_dealloc_mw(struct ib_mw *ibmw);
 
 /* verbs_unsupported.c: mandatory ops whose objects arrive with the engine */
 extern const struct ib_device_ops urdma_unsupported_ops;

@@ -39,6 +39,10 @@ int urdma_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	struct urdma_pd *pd = to_upd(ibpd);
 	int id, ret;
 
+	ret = urdma_udata_no_cmd(udata);
+	if (ret)
+		return ret;
+
 	id = ida_alloc_max(&udev->pd_ida, URDMA_MAX_PD - 1, GFP_KERNEL);
 	if (id < 0)
 		return id == -ENOSPC ? -ENOMEM : id;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The core requires these ops of every device (ib_device_check_mandatory).
- * Their objects (CQ, QP, MR) arrive with the verbs-objects work; until then
+ * Their objects (CQ, QP) arrive with the verbs-objects work; until then
  * they fail cleanly with -EOPNOTSUPP and create nothing.
  */
 #include "urdma.h"
@@ -67,38 +67,15 @@ static int urdma_post_recv_unsupported(struct ib_qp *ibqp,
 	return -EOPNOTSUPP;
 }
 
-static struct ib_mr *urdma_get_dma_mr_unsupported(struct ib_pd *ibpd,
-						  int access)
-{
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-static struct ib_mr *urdma_reg_user_mr_unsupported(struct ib_pd *ibpd,
-						   u64 start, u64 length,
-						   u64 virt, int access,
-						   struct ib_udata *udata)
-{
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-static int urdma_dereg_mr_unsupported(struct ib_mr *ibmr,
-				      struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
 const struct ib_device_ops urdma_unsupported_ops = {
 	.create_cq = urdma_create_cq_unsupported,
 	.create_qp = urdma_create_qp_unsupported,
-	.dereg_mr = urdma_dereg_mr_unsupported,
 	.destroy_cq = urdma_destroy_cq_unsupported,
 	.destroy_qp = urdma_destroy_qp_unsupported,
-	.get_dma_mr = urdma_get_dma_mr_unsupported,
 	.modify_qp = urdma_modify_qp_unsupported,
 	.poll_cq = urdma_poll_cq_unsupported,
 	.post_recv = urdma_post_recv_unsupported,
 	.post_send = urdma_post_send_unsupported,
-	.reg_user_mr = urdma_reg_user_mr_unsupported,
 	.req_notify_cq = urdma_req_notify_cq_unsupported,
 
 	/* The core allocates objects before calling create; size them. */

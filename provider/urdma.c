@@ -21,11 +21,16 @@ static const struct verbs_match_ent urdma_table[] = {
 };
 
 static const struct verbs_context_ops urdma_ctx_ops = {
+	.alloc_mw = urdma_alloc_mw,
 	.alloc_pd = urdma_alloc_pd,
+	.dealloc_mw = urdma_dealloc_mw,
 	.dealloc_pd = urdma_dealloc_pd,
+	.dereg_mr = urdma_dereg_mr,
 	.free_context = urdma_free_context,
 	.query_device_ex = urdma_query_device_ex,
 	.query_port = urdma_query_port,
+	.reg_mr = urdma_reg_mr,
+	.rereg_mr = urdma_rereg_mr,
 };
 
 static void urdma_ctx_set_limits(struct urdma_context *ctx,

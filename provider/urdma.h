@@ -54,5 +54,12 @@ int urdma_query_port(struct ibv_context *ibvctx, uint8_t port,
 		     struct ibv_port_attr *attr);
 struct ibv_pd *urdma_alloc_pd(struct ibv_context *ibvctx);
 int urdma_dealloc_pd(struct ibv_pd *ibvpd);
+struct ibv_mr *urdma_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			    uint64_t hca_va, int access);
+int urdma_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		   void *addr, size_t length, int access);
+int urdma_dereg_mr(struct verbs_mr *vmr);
+struct ibv_mw *urdma_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int urdma_dealloc_mw(struct ibv_mw *mw);
 
 #endif /* __URDMA_H__ */

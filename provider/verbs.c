@@ -78,3 +78,85 @@ int urdma_dealloc_pd(struct ibv_pd *ibvpd)
 	free(pd);
 	return 0;
 }
+
+struct ibv_mr *urdma_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			    uint64_t hca_va, int access)
+{
+	struct ib_uverbs_reg_mr_resp resp;
+	struct ibv_reg_mr cmd;
+	struct verbs_mr *vmr;
+	int err;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	err = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd,
+			     sizeof(cmd), &resp, sizeof(resp));
+	if (err) {
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+int urdma_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		   void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+
+	return ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+				access, pd, &cmd, sizeof(cmd), &resp,
+				sizeof(resp));
+}
+
+int urdma_dereg_mr(struct verbs_mr *vmr)
+{
+	int err;
+
+	err = ibv_cmd_dereg_mr(vmr);
+	if (err)
+		return err;
+
+	free(vmr);
+	return 0;
+}
+
+struct ibv_mw *urdma_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct ibv_alloc_mw cmd;
+	struct ibv_mw *mw;
+	int err;
+
+	mw = calloc(1, sizeof(*mw));
+	if (!mw) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	err = ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (err) {
+		free(mw);
+		errno = err;
+		return NULL;
+	}
+	return mw;
+}
+
+int urdma_dealloc_mw(struct ibv_mw *mw)
+{
+	int err;
+
+	err = ibv_cmd_dealloc_mw(mw);
+	if (err)
+		return err;
+
+	free(mw);
+	return 0;
+}

@@ -10,3 +10,4 @@ STAGE=$("$TOP/scripts/rdma-core.sh" dir)/stage
 cmake -S "$TOP/tests/verbs" -B "$TOP/build/tests" -DRDMA_STAGE="$STAGE" \
 	-DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$TOP/build/tests" -j2
+"$TOP/tests/selftests/build.sh"

@@ -9,7 +9,7 @@ TOP=$(cd "$HERE/../.." && pwd)
 RESULTS=${URDMA_RESULTS:-$TOP/build/results/guest-${URDMA_KERNEL:-unknown}}
 mkdir -p "$RESULTS"
 
-ALL=(verbs tools link cycles)
+ALL=(verbs abi tools link cycles)
 TESTS=("${@:-${ALL[@]}}")
 rc=0
 
@@ -23,10 +23,16 @@ run_verbs() {
 	python3 "$HERE/gtest2tap.py" verbs "$json"
 }
 
+run_abi() {
+	TAP_PREFIX=abi URDMA_RESULTS=$RESULTS "$TOP/tests/selftests/run.sh"
+}
+
 for t in "${TESTS[@]}"; do
 	echo "# --- $t"
 	if [ "$t" = verbs ]; then
 		run_verbs || rc=1
+	elif [ "$t" = abi ]; then
+		run_abi || rc=1
 	else
 		TAP_PREFIX=$t "$HERE/t_$t.sh" || rc=1
 	fi

@@ -6,6 +6,7 @@
  */
 #include <kunit/test.h>
 #include <linux/module.h>
+#include <linux/scatterlist.h>
 #include <net/net_namespace.h>
 
 #include "urdma.h"
@@ -97,6 +98,210 @@ static void urdma_test_device_attr(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, attr.atomic_cap, IB_ATOMIC_NONE);
 }
 
+/* ---- MTT from synthetic sg tables ------------------------------------ */
+
+struct urdma_sg_chunk {
+	u64 dma;
+	u32 len;
+};
+
+struct urdma_mtt_case {
+	const char *name;
+	u64 address;		/* user VA of the first byte */
+	u64 length;
+	u64 iova;		/* the MR's IOVA */
+	struct urdma_sg_chunk chunks[4];
+	unsigned int nchunks;
+	unsigned int block_shift;
+	u32 nents;
+	u64 pas[4];		/* the first entries expected */
+};
+
+static const struct urdma_mtt_case urdma_mtt_cases[] = {
+	{
+		/* Scattered 4 KiB pages, unaligned start and end. */
+		.name = "scattered_4k_unaligned",
+		.address = 0x7f0000001100, .length = 3 * 4096 - 0x100 - 0x80,
+		.iova = 0x7f0000001100,
+		.chunks = { { 0x10000000, 4096 }, { 0x20005000, 4096 },
+			    { 0x30003000, 4096 } },
+		.nchunks = 3, .block_shift = 12, .nents = 3,
+		.pas = { 0x10000000, 0x20005000, 0x30003000 },
+	}, {
+		/* Physically contiguous pages merge into one sg entry. */
+		.name = "contiguous_4k_pages",
+		.address = 0x7f0000003000, .length = 2 * 4096,
+		.iova = 0x7f0000003000,
+		.chunks = { { 0x50003000, 2 * 4096 } },
+		.nchunks = 1, .block_shift = 12, .nents = 2,
+		.pas = { 0x50003000, 0x50004000 },
+	}, {
+		/* Two discontiguous 2 MiB huge pages, offset into the first. */
+		.name = "huge_2m_pages",
+		.address = 0x7f0000201000, .length = 0x3fe000,
+		.iova = 0x7f0000201000,
+		.chunks = { { 0x40001000, 0x1ff000 }, { 0x80200000, 0x1ff000 } },
+		.nchunks = 2, .block_shift = 21, .nents = 2,
+		.pas = { 0x40000000, 0x80200000 },
+	}, {
+		/* A 2 MiB-aligned chunk then a stray 4 KiB page: 4 KiB blocks. */
+		.name = "mixed_2m_then_4k",
+		.address = 0x7f0000200000, .length = 0x201000,
+		.iova = 0x7f0000200000,
+		.chunks = { { 0x40000000, 0x200000 }, { 0x90003000, 4096 } },
+		.nchunks = 2, .block_shift = 12, .nents = 513,
+		.pas = { 0x40000000, 0x40001000, 0x40002000, 0x40003000 },
+	}, {
+		/* The IOVA differs from the VA (ibv_reg_mr_iova). */
+		.name = "iova_differs_from_va",
+		.address = 0x7f0000001100, .length = 4096,
+		.iova = 0x100,
+		.chunks = { { 0x10000000, 4096 }, { 0x20000000, 4096 } },
+		.nchunks = 2, .block_shift = 12, .nents = 2,
+		.pas = { 0x10000000, 0x20000000 },
+	},
+};
+
+static void urdma_mtt_case_desc(const struct urdma_mtt_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(urdma_mtt, urdma_mtt_cases, urdma_mtt_case_desc);
+
+/* A umem with the sg layout of @c; the DMA addresses are made up. */
+static struct ib_umem *urdma_fake_umem(struct kunit *test,
+				       const struct urdma_mtt_case *c)
+{
+	struct ib_umem *umem;
+	struct scatterlist *sg;
+	unsigned int i;
+
+	umem = kunit_kzalloc(test, sizeof(*umem), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, umem);
+	umem->address = c->address;
+	umem->length = c->length;
+	umem->iova = c->iova;
+	KUNIT_ASSERT_EQ(test, sg_alloc_table(&umem->sgt_append.sgt,
+					     c->nchunks, GFP_KERNEL), 0);
+	for_each_sgtable_sg(&umem->sgt_append.sgt, sg, i) {
+		sg_dma_address(sg) = c->chunks[i].dma;
+		sg_dma_len(sg) = c->chunks[i].len;
+	}
+	umem->sgt_append.sgt.nents = c->nchunks;
+	return umem;
+}
+
+static void urdma_test_mtt_build(struct kunit *test)
+{
+	const struct urdma_mtt_case *c = test->param_value;
+	struct ib_umem *umem = urdma_fake_umem(test, c);
+	struct urdma_mtt mtt = {};
+	u64 bsize, last;
+	u32 contig, i;
+	void *kva;
+
+	KUNIT_ASSERT_EQ(test, urdma_mtt_from_umem(&mtt, umem, c->iova,
+						  SZ_4K | SZ_2M | SZ_1G), 0);
+	KUNIT_EXPECT_EQ(test, mtt.block_shift, c->block_shift);
+	KUNIT_ASSERT_EQ(test, mtt.nents, c->nents);
+	for (i = 0; i < min_t(u32, c->nents, ARRAY_SIZE(c->pas)); i++)
+		KUNIT_EXPECT_EQ(test, mtt.pas[i], c->pas[i]);
+
+	/* The first byte maps to the first chunk's first byte. */
+	bsize = BIT_ULL(mtt.block_shift);
+	kva = urdma_mtt_translate(&mtt, c->iova, 1, &contig);
+	KUNIT_EXPECT_EQ(test, (u64)(uintptr_t)kva, c->chunks[0].dma);
+	KUNIT_EXPECT_EQ(test, contig, 1);
+	kva = urdma_mtt_translate(&mtt, c->iova, U32_MAX >> 1, &contig);
+	KUNIT_EXPECT_NULL(test, kva);		/* beyond the end */
+	kva = urdma_mtt_translate(&mtt, c->iova, c->length, &contig);
+	KUNIT_EXPECT_NOT_NULL(test, kva);
+	KUNIT_EXPECT_EQ(test, (u64)contig,
+			min_t(u64, c->length, bsize - (c->iova & (bsize - 1))));
+
+	/* The last byte maps to the last chunk's last byte. */
+	last = c->chunks[c->nchunks - 1].dma + c->chunks[c->nchunks - 1].len - 1;
+	last -= (c->address + c->length) & (PAGE_SIZE - 1) ?
+		PAGE_SIZE - ((c->address + c->length) & (PAGE_SIZE - 1)) : 0;
+	kva = urdma_mtt_translate(&mtt, c->iova + c->length - 1, 1, &contig);
+	KUNIT_EXPECT_EQ(test, (u64)(uintptr_t)kva, last);
+
+	/* Out of bounds on either side, and overflow. */
+	KUNIT_EXPECT_NULL(test, urdma_mtt_translate(&mtt, c->iova - 1, 1,
+						    &contig));
+	KUNIT_EXPECT_NULL(test, urdma_mtt_translate(&mtt, c->iova + c->length,
+						    1, &contig));
+	KUNIT_EXPECT_NULL(test, urdma_mtt_translate(&mtt, U64_MAX, 2,
+						    &contig));
+
+	urdma_mtt_free(&mtt);
+	sg_free_table(&umem->sgt_append.sgt);
+}
+
+/* ---- keys -------------------------------------------------------------- */
+
+static void urdma_test_keys(struct kunit *test)
+{
+	struct urdma_mem mem[5] = {};
+	struct urdma_keytab kt;
+	u32 stale;
+	int i;
+
+	urdma_keytab_init(&kt);
+	for (i = 0; i < 4; i++) {
+		KUNIT_ASSERT_EQ(test, urdma_key_alloc(&kt, &mem[i], 4), 0);
+		KUNIT_EXPECT_EQ(test, urdma_key_index(mem[i].key), i + 1);
+		KUNIT_EXPECT_EQ(test, urdma_key_variant(mem[i].key), 0);
+		KUNIT_EXPECT_PTR_EQ(test, urdma_key_lookup(&kt, mem[i].key),
+				    &mem[i]);
+	}
+	/* Full: a clear error, nothing published. */
+	KUNIT_EXPECT_EQ(test, urdma_key_alloc(&kt, &mem[4], 4), -ENOMEM);
+
+	/* Index 2 is reused after a free, with a new variant. */
+	stale = mem[1].key;
+	urdma_key_free(&kt, stale);
+	KUNIT_EXPECT_NULL(test, urdma_key_lookup(&kt, stale));
+	KUNIT_ASSERT_EQ(test, urdma_key_alloc(&kt, &mem[4], 4), 0);
+	KUNIT_EXPECT_EQ(test, urdma_key_index(mem[4].key), 2);
+	KUNIT_EXPECT_NE(test, urdma_key_variant(mem[4].key),
+			urdma_key_variant(stale));
+	/* The stale key does not reach the new object. */
+	KUNIT_EXPECT_NULL(test, urdma_key_lookup(&kt, stale));
+	KUNIT_EXPECT_PTR_EQ(test, urdma_key_lookup(&kt, mem[4].key), &mem[4]);
+	/* Unknown indices, and index 0, find nothing. */
+	KUNIT_EXPECT_NULL(test, urdma_key_lookup(&kt, 0));
+	KUNIT_EXPECT_NULL(test, urdma_key_lookup(&kt, 99 << 8));
+
+	for (i = 0; i < 5; i++)
+		if (i != 1)
+			urdma_key_free(&kt, mem[i].key);
+	urdma_keytab_destroy(&kt);
+}
+
+/* ---- access flags (IBTA C10-9) ---------------------------------------- */
+
+static void urdma_test_access(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, urdma_check_access(0), 0);
+	KUNIT_EXPECT_EQ(test, urdma_check_access(IB_ACCESS_LOCAL_WRITE), 0);
+	KUNIT_EXPECT_EQ(test, urdma_check_access(IB_ACCESS_REMOTE_READ), 0);
+	KUNIT_EXPECT_EQ(test, urdma_check_access(IB_ACCESS_LOCAL_WRITE |
+						 IB_ACCESS_REMOTE_WRITE |
+						 IB_ACCESS_REMOTE_ATOMIC), 0);
+	KUNIT_EXPECT_EQ(test, urdma_check_access(IB_ACCESS_REMOTE_WRITE),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, urdma_check_access(IB_ACCESS_REMOTE_ATOMIC),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, urdma_check_access(IB_ACCESS_RELAXED_ORDERING),
+			0);
+	KUNIT_EXPECT_EQ(test, urdma_check_access(IB_ACCESS_ON_DEMAND),
+			-EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, urdma_check_access(IB_ZERO_BASED),
+			-EOPNOTSUPP);
+}
+
 /* ---- a device on the loopback netdev, through the core -------------- */
 
 struct urdma_dev_fixture {
@@ -177,6 +382,59 @@ static void urdma_test_dev_pd_numbers(struct kunit *test)
 	ib_dealloc_pd(b);
 }
 
+static void urdma_test_dev_frmr(struct kunit *test)
+{
+	struct urdma_dev_fixture *fx = test->priv;
+	struct scatterlist sg[2];
+	struct ib_mr *mr, *dma;
+	struct ib_pd *pd;
+	void *buf[2];
+	u32 contig, lkey;
+
+	pd = ib_alloc_pd(&fx->udev->ibdev, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(pd));
+
+	/*
+	 * Without IBK_LOCAL_DMA_LKEY the core gives every kernel PD a DMA MR
+	 * (get_dma_mr) for its local_dma_lkey.
+	 */
+	dma = urdma_key_lookup(&fx->udev->keys, pd->local_dma_lkey) ?
+	      pd->__internal_mr : NULL;
+	KUNIT_ASSERT_NOT_NULL(test, dma);
+	KUNIT_EXPECT_EQ(test, to_umr(dma)->mem.type, URDMA_MEM_DMA);
+
+	mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, 4);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(mr));
+	KUNIT_EXPECT_NE(test, mr->lkey, dma->lkey);
+	KUNIT_EXPECT_EQ(test, mr->lkey, mr->rkey);
+	KUNIT_EXPECT_TRUE(test, IS_ERR(ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG,
+						   URDMA_MAX_FAST_REG_PAGES + 1)));
+	KUNIT_EXPECT_TRUE(test, IS_ERR(ib_alloc_mr(pd, IB_MR_TYPE_SG_GAPS, 4)));
+
+	/* Map two pages; the MTT translates the MR's IOVA to them. */
+	buf[0] = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	buf[1] = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf[0]);
+	KUNIT_ASSERT_NOT_NULL(test, buf[1]);
+	sg_init_table(sg, 2);
+	sg_set_buf(&sg[0], buf[0], PAGE_SIZE);
+	sg_set_buf(&sg[1], buf[1], PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(&fx->udev->ibdev, sg, 2,
+					    DMA_BIDIRECTIONAL), 2);
+	KUNIT_EXPECT_EQ(test, ib_map_mr_sg(mr, sg, 2, NULL, PAGE_SIZE), 2);
+	KUNIT_EXPECT_EQ(test, mr->length, 2 * PAGE_SIZE);
+	KUNIT_EXPECT_PTR_EQ(test, urdma_mtt_translate(&to_umr(mr)->mtt,
+						      mr->iova + PAGE_SIZE + 8,
+						      8, &contig),
+			    buf[1] + 8);
+	ib_dma_unmap_sg(&fx->udev->ibdev, sg, 2, DMA_BIDIRECTIONAL);
+
+	lkey = mr->lkey;
+	KUNIT_EXPECT_EQ(test, ib_dereg_mr(mr), 0);
+	KUNIT_EXPECT_NULL(test, urdma_key_lookup(&fx->udev->keys, lkey));
+	ib_dealloc_pd(pd);
+}
+
 static void urdma_test_dev_unsupported(struct kunit *test)
 {
 	struct urdma_dev_fixture *fx = test->priv;
@@ -192,6 +450,9 @@ static struct kunit_case urdma_logic_cases[] = {
 	KUNIT_CASE_PARAM(urdma_test_mtu_from_netdev, urdma_mtu_gen_params),
 	KUNIT_CASE(urdma_test_port_state),
 	KUNIT_CASE(urdma_test_device_attr),
+	KUNIT_CASE_PARAM(urdma_test_mtt_build, urdma_mtt_gen_params),
+	KUNIT_CASE(urdma_test_keys),
+	KUNIT_CASE(urdma_test_access),
 	{}
 };
 
@@ -203,6 +464,7 @@ static struct kunit_suite urdma_logic_suite = {
 static struct kunit_case urdma_dev_cases[] = {
 	KUNIT_CASE(urdma_test_dev_query),
 	KUNIT_CASE(urdma_test_dev_pd_numbers),
+	KUNIT_CASE(urdma_test_dev_frmr),
 	KUNIT_CASE(urdma_test_dev_unsupported),
 	{}
 };

@@ -22,8 +22,17 @@ struct PdDeleter {
 	void operator()(ibv_pd *p) const { ibv_dealloc_pd(p); }
 };
 
+struct MrDeleter {
+	void operator()(ibv_mr *m) const { ibv_dereg_mr(m); }
+};
+struct MwDeleter {
+	void operator()(ibv_mw *m) const { ibv_dealloc_mw(m); }
+};
+
 using Context = std::unique_ptr<ibv_context, ContextDeleter>;
 using Pd = std::unique_ptr<ibv_pd, PdDeleter>;
+using Mr = std::unique_ptr<ibv_mr, MrDeleter>;
+using Mw = std::unique_ptr<ibv_mw, MwDeleter>;
 
 // The device under test: $URDMA_DEV, default urdma0.
 inline std::string device_name()

@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * urdma memory: key allocation, translation tables (MTT) built from pinned
+ * user memory, and the MR verbs.
+ */
+#include <linux/overflow.h>
+#include <linux/slab.h>
+#include <kunit/visibility.h>
+#include <rdma/iter.h>
+#include <rdma/rdma_netlink.h>
+#include <rdma/restrack.h>
+
+#include "urdma.h"
+
+/* ---- keys ------------------------------------------------------------ */
+
+void urdma_keytab_init(struct urdma_keytab *kt)
+{
+	xa_init_flags(&kt->xa, XA_FLAGS_ALLOC1);
+	kt->next = 1;
+	kt->wraps = 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(urdma_keytab_init);
+
+void urdma_keytab_destroy(struct urdma_keytab *kt)
+{
+	WARN_ON_ONCE(!xa_empty(&kt->xa));
+	xa_destroy(&kt->xa);
+}
+EXPORT_SYMBOL_IF_KUNIT(urdma_keytab_destroy);
+
+/**
+ * urdma_key_alloc - publish @mem under a new key, stored in @mem->key
+ * @kt: the key table
+ * @mem: what the key names
+ * @max_index: the largest index to hand out (URDMA_KEY_MAX_INDEX, or less
+ *	in tests)
+ *
+ * Return: 0 or -ENOMEM when every index is in use.
+ */
+int urdma_key_alloc(struct urdma_keytab *kt, struct urdma_mem *mem,
+		    u32 max_index)
+{
+	u32 index;
+	int ret;
+
+	xa_lock(&kt->xa);
+	ret = __xa_alloc_cyclic(&kt->xa, &index, mem, XA_LIMIT(1, max_index),
+				&kt->next, GFP_KERNEL);
+	if (ret == 1) {
+		kt->wraps++;
+		ret = 0;
+	}
+	if (!ret)
+		WRITE_ONCE(mem->key, index << URDMA_KEY_VARIANT_BITS | kt->wraps);
+	xa_unlock(&kt->xa);
+	return ret == -EBUSY ? -ENOMEM : ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(urdma_key_alloc);
+
+void urdma_key_free(struct urdma_keytab *kt, u32 key)
+{
+	xa_erase(&kt->xa, urdma_key_index(key));
+}
+EXPORT_SYMBOL_IF_KUNIT(urdma_key_free);
+
+/**
+ * urdma_key_lookup - the object a key names, if the key is current
+ * @kt: the key table
+ * @key: an lkey or rkey from a work request or a packet
+ *
+ * The caller must keep the object alive (RCU or a reference) while using
+ * the result.  Return: the object, or NULL for an unknown or stale key.
+ */
+struct urdma_mem *urdma_key_lookup(struct urdma_keytab *kt, u32 key)
+{
+	struct urdma_mem *mem = xa_load(&kt->xa, urdma_key_index(key));
+
+	if (!mem || READ_ONCE(mem->key) != key)
+		return NULL;
+	return mem;
+}
+EXPORT_SYMBOL_IF_KUNIT(urdma_key_lookup);
+
+/* ---- translation tables ------------------------------------------------ */
+
+/**
+ * urdma_mtt_from_umem - build the translation of a pinned range
+ * @mtt: filled in; free with urdma_mtt_free()
+ * @umem: the pinned memory (or a synthetic one in tests)
+ * @iova: the address the range is known by
+ * @pgsz_bitmap: the block sizes allowed
+ *
+ * Picks the largest block size that the physical layout allows, so memory
+ * on huge pages gets huge blocks (as mlx5_ib_populate_pas does).
+ */
+int urdma_mtt_from_umem(struct urdma_mtt *mtt, struct ib_umem *umem,
+			u64 iova, unsigned long pgsz_bitmap)
+{
+	struct ib_block_iter biter;
+	unsigned long pgsz;
+	u32 i = 0;
+
+	pgsz = ib_umem_find_best_pgsz(umem, pgsz_bitmap, iova);
+	if (!pgsz)
+		return -EINVAL;
+
+	mtt->iova = iova;
+	mtt->length = umem->length;
+	mtt->block_shift = __ffs(pgsz);
+	mtt->base = iova & ~((u64)pgsz - 1);
+	mtt->nents = ib_umem_num_dma_blocks(umem, pgsz);
+	mtt->pas = kvcalloc(mtt->nents, sizeof(*mtt->pas), GFP_KERNEL);
+	if (!mtt->pas)
+		return -ENOMEM;
+
+	rdma_umem_for_each_dma_block(umem, &biter, pgsz) {
+		if (WARN_ON_ONCE(i >= mtt->nents))
+			break;
+		mtt->pas[i++] = rdma_block_iter_dma_address(&biter);
+	}
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(urdma_mtt_from_umem);
+
+void urdma_mtt_free(struct urdma_mtt *mtt)
+{
+	kvfree(mtt->pas);
+	mtt->pas = NULL;
+	mtt->nents = 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(urdma_mtt_free);
+
+/**
+ * urdma_mtt_translate - kernel address of @va, in O(1)
+ * @mtt: the table
+ * @va: an address inside [iova, iova + length)
+ * @len: bytes the caller wants; [va, va + len) must be inside the range
+ * @contig: bytes from @va to the end of its block (at most @len)
+ *
+ * Return: the kernel address, or NULL if the range is out of bounds.
+ */
+void *urdma_mtt_translate(const struct urdma_mtt *mtt, u64 va, u32 len,
+			  u32 *contig)
+{
+	u64 off, end, in_block;
+	u64 bsize = BIT_ULL(mtt->block_shift);
+
+	if (va < mtt->iova || check_add_overflow(va, (u64)len, &end) ||
+	    end > mtt->iova + mtt->length)
+		return NULL;
+
+	off = va - mtt->base;
+	in_block = off & (bsize - 1);
+	*contig = min_t(u64, len, bsize - in_block);
+	return (void *)(uintptr_t)(mtt->pas[off >> mtt->block_shift] +
+				   in_block);
+}
+EXPORT_SYMBOL_IF_KUNIT(urdma_mtt_translate);
+
+/* ---- MR verbs ------------------------------------------------------------ */
+
+#define URDMA_ACCESS_SUPPORTED (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+				IB_ACCESS_REMOTE_READ | \
+				IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_MW_BIND | \
+				IB_ACCESS_HUGETLB)
+
+/*
+ * IBTA C10-9 (o10-1.2.1): remote write or atomic access requires local
+ * write access.  Optional bits (relaxed ordering) may be ignored.
+ */
+int urdma_check_access(int access)
+{
+	access &= ~IB_ACCESS_OPTIONAL;
+	if (access & ~URDMA_ACCESS_SUPPORTED)
+		return -EOPNOTSUPP;
+	if (access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(urdma_check_access);
+
+/* Count an MR against max_mr. */
+static int urdma_mr_count_get(struct urdma_dev *udev)
+{
+	if (atomic_inc_return(&udev->nr_mr) > URDMA_MAX_MR) {
+		atomic_dec(&udev->nr_mr);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void urdma_mr_count_put(struct urdma_dev *udev)
+{
+	atomic_dec(&udev->nr_mr);
+}
+
+static struct urdma_mr *urdma_mr_alloc(struct ib_pd *ibpd, u32 type,
+				       int access)
+{
+	struct urdma_dev *udev = to_udev(ibpd->device);
+	struct urdma_mr *mr;
+	int ret;
+
+	ret = urdma_mr_count_get(udev);
+	if (ret)
+		return ERR_PTR(ret);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr) {
+		urdma_mr_count_put(udev);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->mem.type = type;
+	mr->mem.pdn = to_upd(ibpd)->pdn;
+	mr->mem.access = access;
+	return mr;
+}
+
+/* Give @mr its key; from here on the engine can find it. */
+static int urdma_mr_publish(struct urdma_dev *udev, struct urdma_mr *mr)
+{
+	int ret;
+
+	ret = urdma_key_alloc(&udev->keys, &mr->mem, URDMA_KEY_MAX_INDEX);
+	if (ret)
+		return ret;
+	mr->ibmr.lkey = mr->mem.key;
+	mr->ibmr.rkey = mr->mem.key;
+	return 0;
+}
+
+static void urdma_mr_release(struct urdma_dev *udev, struct urdma_mr *mr)
+{
+	urdma_mtt_free(&mr->mtt);
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kfree(mr);
+	urdma_mr_count_put(udev);
+}
+
+/* Pin [start, start + length) and translate it for @iova. */
+static int urdma_mr_pin(struct ib_device *ibdev, u64 start, u64 length,
+			u64 iova, int access, struct ib_umem **umem,
+			struct urdma_mtt *mtt)
+{
+	struct ib_umem *pinned;
+	int ret;
+
+	if (!length || length > URDMA_MAX_MR_SIZE)
+		return -EINVAL;
+
+	pinned = ib_umem_get(ibdev, start, length, access);
+	if (IS_ERR(pinned))
+		return PTR_ERR(pinned);
+
+	ret = urdma_mtt_from_umem(mtt, pinned, iova, URDMA_PAGE_SIZE_CAP);
+	if (ret) {
+		ib_umem_release(pinned);
+		return ret;
+	}
+	*umem = pinned;
+	return 0;
+}
+
+struct ib_mr *urdma_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata)
+{
+	struct urdma_dev *udev = to_udev(ibpd->device);
+	struct urdma_mr *mr;
+	int ret;
+
+	ret = urdma_check_access(access);
+	if (ret)
+		return ERR_PTR(ret);
+
+	mr = urdma_mr_alloc(ibpd, URDMA_MEM_USER, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+
+	ret = urdma_mr_pin(ibpd->device, start, length, iova, access,
+			   &mr->umem, &mr->mtt);
+	if (ret)
+		goto err_release;
+
+	ret = urdma_mr_publish(udev, mr);
+	if (ret)
+		goto err_release;
+
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = length;
+	mr->ibmr.page_size = BIT(mr->mtt.block_shift);
+	urdma_dbg_dev(udev, "mr %#x: %llu bytes, %u blocks of %lu\n",
+		      mr->mem.key, length, mr->mtt.nents,
+		      BIT(mr->mtt.block_shift));
+	return &mr->ibmr;
+
+err_release:
+	urdma_mr_release(udev, mr);
+	return ERR_PTR(ret);
+}
+
+/* Pinning must be redone if the range moves or becomes writable. */
+static bool urdma_rereg_needs_pin(struct urdma_mr *mr, int flags, int access)
+{
+	if (flags & IB_MR_REREG_TRANS)
+		return true;
+	return (flags & IB_MR_REREG_ACCESS) && mr->umem &&
+	       !mr->umem->writable && ib_access_writable(access);
+}
+
+struct ib_mr *urdma_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct urdma_mr *mr = to_umr(ibmr);
+	struct ib_umem *umem, *old_umem;
+	struct urdma_mtt mtt = {};
+	int ret;
+
+	if (mr->mem.type != URDMA_MEM_USER)
+		return ERR_PTR(-EINVAL);
+	if (flags & ~IB_MR_REREG_SUPPORTED)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->mem.access;
+	ret = urdma_check_access(access);
+	if (ret)
+		return ERR_PTR(ret);
+
+	if (urdma_rereg_needs_pin(mr, flags, access)) {
+		if (!(flags & IB_MR_REREG_TRANS)) {
+			start = mr->umem->address;
+			length = mr->ibmr.length;
+			iova = mr->ibmr.iova;
+		}
+		ret = urdma_mr_pin(ibmr->device, start, length, iova, access,
+				   &umem, &mtt);
+		if (ret)
+			return ERR_PTR(ret);
+		/* Nothing executes on this MR while the verb runs. */
+		old_umem = mr->umem;
+		urdma_mtt_free(&mr->mtt);
+		mr->mtt = mtt;
+		mr->umem = umem;
+		mr->ibmr.iova = iova;
+		mr->ibmr.length = length;
+		mr->ibmr.page_size = BIT(mtt.block_shift);
+		ib_umem_release(old_umem);
+	}
+	if (flags & IB_MR_REREG_PD)
+		mr->mem.pdn = to_upd(ibpd)->pdn;
+	mr->mem.access = access;
+	return NULL;
+}
+
+int urdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct urdma_dev *udev = to_udev(ibmr->device);
+	struct urdma_mr *mr = to_umr(ibmr);
+
+	urdma_key_free(&udev->keys, mr->mem.key);
+	urdma_mr_release(udev, mr);
+	return 0;
+}
+
+struct ib_mr *urdma_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct urdma_dev *udev = to_udev(ibpd->device);
+	struct urdma_mr *mr;
+	int ret;
+
+	ret = urdma_check_access(access);
+	if (ret)
+		return ERR_PTR(ret);
+
+	mr = urdma_mr_alloc(ibpd, URDMA_MEM_DMA, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+
+	ret = urdma_mr_publish(udev, mr);
+	if (ret) {
+		urdma_mr_release(udev, mr);
+		return ERR_PTR(ret);
+	}
+	return &mr->ibmr;
+}
+
+struct ib_mr *urdma_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg)
+{
+	struct urdma_dev *udev = to_udev(ibpd->device);
+	struct urdma_mr *mr;
+	int ret;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > URDMA_MAX_FAST_REG_PAGES)
+		return ERR_PTR(-EINVAL);
+
+	mr = urdma_mr_alloc(ibpd, URDMA_MEM_FRMR, 0);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+
+	mr->max_pages = max_num_sg;
+	mr->mtt.pas = kvcalloc(max_num_sg, sizeof(*mr->mtt.pas), GFP_KERNEL);
+	if (!mr->mtt.pas) {
+		ret = -ENOMEM;
+		goto err_release;
+	}
+	ret = urdma_mr_publish(udev, mr);
+	if (ret)
+		goto err_release;
+	return &mr->ibmr;
+
+err_release:
+	urdma_mr_release(udev, mr);
+	return ERR_PTR(ret);
+}
+
+static int urdma_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct urdma_mr *mr = to_umr(ibmr);
+
+	if (mr->mtt.nents >= mr->max_pages)
+		return -ENOMEM;
+	mr->mtt.pas[mr->mtt.nents++] = addr;
+	return 0;
+}
+
+int urdma_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset)
+{
+	struct urdma_mr *mr = to_umr(ibmr);
+	int n;
+
+	mr->mtt.nents = 0;
+	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, urdma_set_page);
+	/* Translation of the range the page list now describes. */
+	mr->mtt.block_shift = ilog2(ibmr->page_size);
+	mr->mtt.iova = ibmr->iova;
+	mr->mtt.length = ibmr->length;
+	mr->mtt.base = ibmr->iova & ~((u64)ibmr->page_size - 1);
+	return n;
+}
+
+int urdma_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
+{
+	struct urdma_mr *mr = to_umr(ibmr);
+	struct nlattr *table;
+
+	table = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!table)
+		return -EMSGSIZE;
+	if (rdma_nl_put_driver_u32_hex(msg, "key", mr->mem.key) ||
+	    rdma_nl_put_driver_u32(msg, "pdn", mr->mem.pdn) ||
+	    rdma_nl_put_driver_u32(msg, "mtt_entries", mr->mtt.nents) ||
+	    rdma_nl_put_driver_u64(msg, "block_size",
+				   mr->mtt.nents ? BIT_ULL(mr->mtt.block_shift) : 0))
+		goto err_cancel;
+	nla_nest_end(msg, table);
+	return 0;
+
+err_cancel:
+	nla_nest_cancel(msg, table);
+	return -EMSGSIZE;
+}
+
+/* ---- memory windows (binding comes with the engine) ---------------------- */
+
+int urdma_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct urdma_dev *udev = to_udev(ibmw->device);
+	struct urdma_mw *mw = to_umw(ibmw);
+	int ret;
+
+	mw->mem.type = URDMA_MEM_MW;
+	mw->mem.pdn = to_upd(ibmw->pd)->pdn;
+	ret = urdma_key_alloc(&udev->keys, &mw->mem, URDMA_KEY_MAX_INDEX);
+	if (ret)
+		return ret;
+	ibmw->rkey = mw->mem.key;
+	return 0;
+}
+
+int urdma_dealloc_mw(struct ib_mw *ibmw)
+{
+	struct urdma_dev *udev = to_udev(ibmw->device);
+
+	urdma_key_free(&udev->keys, to_umw(ibmw)->mem.key);
+	return 0;
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * urdma memory: translation tables (MTT) and the key table.
+ */
+#ifndef URDMA_MR_H
+#define URDMA_MR_H
+
+#include <linux/types.h>
+#include <linux/xarray.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+
+/*
+ * Keys follow the hardware convention: bits 31:8 index the key table, bits
+ * 7:0 are a variant.  Indices are handed out cyclically and the variant is
+ * the number of times the allocator wrapped, so a stale key stops matching
+ * as soon as its index is reused.
+ */
+#define URDMA_KEY_VARIANT_BITS	8
+#define URDMA_KEY_MAX_INDEX	(BIT(32 - URDMA_KEY_VARIANT_BITS) - 1)
+
+static inline u32 urdma_key_index(u32 key)
+{
+	return key >> URDMA_KEY_VARIANT_BITS;
+}
+
+static inline u8 urdma_key_variant(u32 key)
+{
+	return key & (BIT(URDMA_KEY_VARIANT_BITS) - 1);
+}
+
+/* What a key can name. */
+enum urdma_mem_type {
+	URDMA_MEM_USER,		/* reg_user_mr: pinned user memory */
+	URDMA_MEM_DMA,		/* get_dma_mr: all kernel memory */
+	URDMA_MEM_FRMR,		/* alloc_mr: a page list set by map_mr_sg */
+	URDMA_MEM_MW,		/* a memory window */
+};
+
+/**
+ * struct urdma_mem - the head of every object in a key table
+ * @key:	its current key (lkey == rkey).
+ * @type:	enum urdma_mem_type.
+ * @pdn:	the PD it belongs to.
+ * @access:	IB_ACCESS_* granted.
+ */
+struct urdma_mem {
+	u32 key;
+	u32 type;
+	u32 pdn;
+	int access;
+};
+
+/**
+ * struct urdma_keytab - a device's memory keys (MRs and MWs)
+ * @xa:		index -> object; its lock also protects @next and @wraps.
+ * @next:	next index to try (cyclic allocation).
+ * @wraps:	how often the index space wrapped; the key variant.
+ */
+struct urdma_keytab {
+	struct xarray xa;
+	u32 next;
+	u8 wraps;
+};
+
+void urdma_keytab_init(struct urdma_keytab *kt);
+void urdma_keytab_destroy(struct urdma_keytab *kt);
+int urdma_key_alloc(struct urdma_keytab *kt, struct urdma_mem *mem,
+		    u32 max_index);
+void urdma_key_free(struct urdma_keytab *kt, u32 key);
+struct urdma_mem *urdma_key_lookup(struct urdma_keytab *kt, u32 key);
+
+/**
+ * struct urdma_mtt - translation of an MR's IOVA range, one entry a block
+ * @iova:	first byte of the range, as the user addresses it.
+ * @length:	bytes in the range.
+ * @base:	@iova rounded down to the block size: entry 0 starts there.
+ * @block_shift: log2 of the block size (PAGE_SHIFT .. 30).
+ * @nents:	entries in @pas.
+ * @pas:	kernel virtual address of each block (software devices use
+ *		virtual DMA, so the umem's DMA addresses are kernel addresses).
+ */
+struct urdma_mtt {
+	u64 iova;
+	u64 length;
+	u64 base;
+	unsigned int block_shift;
+	u32 nents;
+	u64 *pas;
+};
+
+int urdma_mtt_from_umem(struct urdma_mtt *mtt, struct ib_umem *umem,
+			u64 iova, unsigned long pgsz_bitmap);
+void urdma_mtt_free(struct urdma_mtt *mtt);
+void *urdma_mtt_translate(const struct urdma_mtt *mtt, u64 va, u32 len,
+			  u32 *contig);
+
+#endif /* URDMA_MR_H */

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// Memory registration: pinning, keys, access rules, limits, rereg, MWs.
+#include "mapping.hpp"
+#include "verbs.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace urdma::test;
+
+namespace {
+
+constexpr int kRW = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		    IBV_ACCESS_REMOTE_READ;
+
+class MrTest : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		ctx_ = open_device();
+		ASSERT_TRUE(ctx_) << strerror(errno);
+		pd_.reset(ibv_alloc_pd(ctx_.get()));
+		ASSERT_TRUE(pd_) << strerror(errno);
+	}
+
+	// reg_mr expecting failure: returns errno (0 if it succeeded).
+	int reg_fails(void *addr, size_t len, int access)
+	{
+		errno = 0;
+		Mr mr(ibv_reg_mr(pd_.get(), addr, len, access));
+		return mr ? 0 : errno;
+	}
+
+	Context ctx_;
+	Pd pd_;
+};
+
+// The driver attributes "rdma res show mr -dd" prints for an lkey.
+std::string mr_driver_attrs(uint32_t lkey)
+{
+	char want[32];
+	snprintf(want, sizeof(want), "lkey 0x%x ", lkey);
+	FILE *f = popen("rdma -dd resource show mr 2>&1", "r");
+	if (!f)
+		return "";
+	std::string out, line;
+	char buf[1024];
+	while (fgets(buf, sizeof(buf), f))
+		out += buf;
+	pclose(f);
+	std::istringstream in(out);
+	while (std::getline(in, line))
+		if (line.find(want) != std::string::npos)
+			return line;
+	return "";
+}
+
+long pins_outstanding()
+{
+	std::ifstream f("/proc/vmstat");
+	std::string k;
+	long v, acq = -1, rel = -1;
+	while (f >> k >> v) {
+		if (k == "nr_foll_pin_acquired")
+			acq = v;
+		else if (k == "nr_foll_pin_released")
+			rel = v;
+	}
+	return acq < 0 || rel < 0 ? -1 : acq - rel;
+}
+
+TEST_F(MrTest, RegisterAndDeregister)
+{
+	Mapping buf(64 * 1024);
+	ASSERT_TRUE(buf);
+	Mr mr(ibv_reg_mr(pd_.get(), buf.get(), buf.size(), kRW));
+	ASSERT_TRUE(mr) << strerror(errno);
+	EXPECT_NE(mr->lkey, 0u);
+	EXPECT_EQ(mr->lkey, mr->rkey);
+	EXPECT_EQ(mr->addr, buf.get());
+	EXPECT_EQ(mr->length, buf.size());
+	EXPECT_EQ(ibv_dereg_mr(mr.release()), 0);
+}
+
+TEST_F(MrTest, KeysAreNotReusedVerbatim)
+{
+	Mapping buf(4096);
+	std::vector<uint32_t> keys;
+	for (int i = 0; i < 64; i++) {
+		Mr mr(ibv_reg_mr(pd_.get(), buf.get(), buf.size(), 0));
+		ASSERT_TRUE(mr);
+		keys.push_back(mr->lkey);
+	}
+	std::sort(keys.begin(), keys.end());
+	EXPECT_EQ(std::adjacent_find(keys.begin(), keys.end()), keys.end())
+		<< "a freed key came back unchanged";
+}
+
+TEST_F(MrTest, RemoteWriteNeedsLocalWrite)
+{
+	Mapping buf(4096);
+	EXPECT_EQ(reg_fails(buf.get(), 4096, IBV_ACCESS_REMOTE_WRITE), EINVAL);
+	EXPECT_EQ(reg_fails(buf.get(), 4096, IBV_ACCESS_REMOTE_ATOMIC), EINVAL);
+	EXPECT_EQ(reg_fails(buf.get(), 4096, IBV_ACCESS_REMOTE_READ), 0);
+}
+
+TEST_F(MrTest, UnsupportedAccessIsRejected)
+{
+	Mapping buf(4096);
+	EXPECT_EQ(reg_fails(buf.get(), 4096, IBV_ACCESS_ON_DEMAND), EOPNOTSUPP);
+	EXPECT_EQ(reg_fails(buf.get(), 4096, IBV_ACCESS_ZERO_BASED),
+		  EOPNOTSUPP);
+}
+
+TEST_F(MrTest, UnmappedMemoryIsEfault)
+{
+	char *p;
+	{
+		Mapping gone(64 * 1024);
+		p = gone.get();
+	}
+	EXPECT_EQ(reg_fails(p, 64 * 1024, IBV_ACCESS_LOCAL_WRITE), EFAULT);
+	EXPECT_EQ(reg_fails(p, 64 * 1024, 0), EFAULT);
+}
+
+TEST_F(MrTest, ReadOnlyMemoryCannotBeWritable)
+{
+	Mapping ro(8192, PROT_READ);
+	ASSERT_TRUE(ro);
+	EXPECT_EQ(reg_fails(ro.get(), ro.size(), IBV_ACCESS_LOCAL_WRITE),
+		  EFAULT);
+	// Read-only access to read-only memory is fine.
+	EXPECT_EQ(reg_fails(ro.get(), ro.size(), IBV_ACCESS_REMOTE_READ), 0);
+}
+
+TEST_F(MrTest, SizeLimits)
+{
+	ibv_device_attr attr{};
+	ASSERT_EQ(ibv_query_device(ctx_.get(), &attr), 0);
+	Mapping buf(4096);
+	EXPECT_EQ(reg_fails(buf.get(), 0, 0), EINVAL);
+	EXPECT_EQ(reg_fails(buf.get(), attr.max_mr_size + 1, 0), EINVAL);
+}
+
+TEST_F(MrTest, UnalignedBufferCoversEveryPageItTouches)
+{
+	Mapping buf(4 * 4096);
+	// 2 bytes straddling a page boundary need two 4 KiB blocks.
+	Mr mr(ibv_reg_mr(pd_.get(), buf.get() + 4095, 2, 0));
+	ASSERT_TRUE(mr) << strerror(errno);
+	std::string attrs = mr_driver_attrs(mr->lkey);
+	ASSERT_FALSE(attrs.empty()) << "rdma res show mr lists no lkey";
+	EXPECT_NE(attrs.find("drv_mtt_entries 2 "), std::string::npos) << attrs;
+	EXPECT_NE(attrs.find("drv_block_size 4096"), std::string::npos) << attrs;
+}
+
+TEST_F(MrTest, HugePagesGetHugeBlocks)
+{
+	const size_t len = 4u << 20;
+	Mapping huge(len, PROT_READ | PROT_WRITE, MAP_HUGETLB);
+	if (!huge)
+		GTEST_SKIP() << "no 2 MiB huge pages: " << strerror(errno);
+	Mr mr(ibv_reg_mr(pd_.get(), huge.get(), len, kRW));
+	ASSERT_TRUE(mr) << strerror(errno);
+	std::string attrs = mr_driver_attrs(mr->lkey);
+	// Two 2 MiB pages: two entries, or one if they happen to be
+	// physically contiguous and aligned -- never 1024 small ones.
+	EXPECT_TRUE(attrs.find("drv_block_size 2097152") != std::string::npos ||
+		    attrs.find("drv_block_size 4194304") != std::string::npos)
+		<< attrs;
+}
+
+TEST_F(MrTest, MaxMrIsEnforcedAtTheEdge)
+{
+	ibv_device_attr attr{};
+	ASSERT_EQ(ibv_query_device(ctx_.get(), &attr), 0);
+	Mapping buf(4096);
+	std::vector<Mr> mrs;
+	mrs.reserve(attr.max_mr);
+	// The kernel's own PDs hold DMA MRs too; count what is left.
+	for (;;) {
+		Mr mr(ibv_reg_mr(pd_.get(), buf.get(), 4096, 0));
+		if (!mr)
+			break;
+		mrs.push_back(std::move(mr));
+		ASSERT_LE(mrs.size(), size_t(attr.max_mr));
+	}
+	EXPECT_EQ(errno, ENOMEM);
+	EXPECT_GE(mrs.size(), size_t(attr.max_mr) - 16);
+	mrs.pop_back();
+	Mr again(ibv_reg_mr(pd_.get(), buf.get(), 4096, 0));
+	EXPECT_TRUE(again) << strerror(errno);
+}
+
+TEST_F(MrTest, ReregChangesAccessTranslationAndPd)
+{
+	Mapping a(8192), b(16384);
+	Mr mr(ibv_reg_mr(pd_.get(), a.get(), a.size(), 0));
+	ASSERT_TRUE(mr);
+	EXPECT_EQ(ibv_rereg_mr(mr.get(), IBV_REREG_MR_CHANGE_ACCESS, nullptr,
+			       nullptr, 0, kRW), 0);
+	EXPECT_EQ(ibv_rereg_mr(mr.get(), IBV_REREG_MR_CHANGE_TRANSLATION,
+			       nullptr, b.get(), b.size(), 0), 0);
+	EXPECT_EQ(mr->addr, b.get());
+	EXPECT_EQ(mr->length, b.size());
+	Pd other(ibv_alloc_pd(ctx_.get()));
+	ASSERT_TRUE(other);
+	EXPECT_EQ(ibv_rereg_mr(mr.get(), IBV_REREG_MR_CHANGE_PD, other.get(),
+			       nullptr, 0, 0), 0);
+	EXPECT_EQ(mr->pd, other.get());
+	// A bad request leaves the MR as it was.
+	EXPECT_NE(ibv_rereg_mr(mr.get(), IBV_REREG_MR_CHANGE_ACCESS, nullptr,
+			       nullptr, 0, IBV_ACCESS_REMOTE_WRITE), 0);
+	EXPECT_EQ(ibv_dereg_mr(mr.release()), 0);
+}
+
+TEST_F(MrTest, MemoryWindowsOfBothTypes)
+{
+	Mw mw1(ibv_alloc_mw(pd_.get(), IBV_MW_TYPE_1));
+	Mw mw2(ibv_alloc_mw(pd_.get(), IBV_MW_TYPE_2));
+	ASSERT_TRUE(mw1 && mw2) << strerror(errno);
+	EXPECT_EQ(mw1->type, IBV_MW_TYPE_1);
+	EXPECT_EQ(mw2->type, IBV_MW_TYPE_2);
+	EXPECT_NE(mw1->rkey, mw2->rkey);
+	EXPECT_NE(mw1->rkey, 0u);
+}
+
+// A process may pin no more than RLIMIT_MEMLOCK without CAP_IPC_LOCK.
+TEST(MrLimits, RlimitMemlockIsHonoured)
+{
+	pid_t pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		rlimit rl = { 64 * 1024, 64 * 1024 };
+		if (setrlimit(RLIMIT_MEMLOCK, &rl) || setuid(65534))
+			_exit(10);
+		Context ctx = open_device();
+		if (!ctx)
+			_exit(11);
+		Pd pd(ibv_alloc_pd(ctx.get()));
+		Mapping small(32 * 1024), big(1 << 20);
+		Mr ok(ibv_reg_mr(pd.get(), small.get(), small.size(), 0));
+		if (!ok)
+			_exit(12);
+		Mr over(ibv_reg_mr(pd.get(), big.get(), big.size(), 0));
+		_exit(over ? 13 : errno == ENOMEM ? 0 : 14);
+	}
+	int st = 0;
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(WEXITSTATUS(st), 0)
+		<< "10 setup, 11 open, 12 small reg failed, 13 over limit "
+		   "succeeded, 14 wrong errno";
+}
+
+// A process killed while holding MRs leaves no pinned page behind.
+TEST(MrLimits, KilledProcessReleasesItsPins)
+{
+	long before = pins_outstanding();
+	if (before < 0)
+		GTEST_SKIP() << "/proc/vmstat has no nr_foll_pin_* counters";
+
+	const size_t len = 32u << 20;  // 8192 pages
+	int ready[2];
+	ASSERT_EQ(pipe(ready), 0);
+	pid_t pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		Context ctx = open_device();
+		Pd pd(ibv_alloc_pd(ctx.get()));
+		Mapping buf(len);
+		std::vector<Mr> mrs;
+		for (int i = 0; i < 4; i++)
+			mrs.emplace_back(ibv_reg_mr(pd.get(), buf.get(), len,
+						    IBV_ACCESS_LOCAL_WRITE));
+		char c = mrs.back() ? 'y' : 'n';
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	char c = 0;
+	ASSERT_EQ(read(ready[0], &c, 1), 1);
+	EXPECT_EQ(c, 'y');
+	long during = pins_outstanding();
+	kill(pid, SIGKILL);
+	waitpid(pid, nullptr, 0);
+	// Unrelated pins may come and go; ours must all be gone.
+	long after = pins_outstanding();
+	for (int i = 0; i < 50 && after > before; i++) {
+		usleep(100 * 1000);
+		after = pins_outstanding();
+	}
+	EXPECT_LE(after, before) << "pins leaked: " << after - before;
+	EXPECT_GE(during - after, 4 * long(len / 4096));
+	close(ready[0]);
+	close(ready[1]);
+}
+
+} // namespace
