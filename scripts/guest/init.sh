@@ -1,7 +1,8 @@
 #!/bin/bash
 # PID 1 of an urdma-vm guest, started by the initramfs (scripts/guest/initramfs-init.sh)
 # after it has mounted the overlay root, the pseudo and scratch filesystems, the job
-# directory (/run/urdma-vm) and the project tree.
+# directory (/run/urdma-vm), the project tree and, for the debug kernel, its modules
+# at /lib/modules/<release>.
 #
 # Sources the job written by scripts/urdma-vm, sets up the kernel modules and the
 # netdev, runs the command with stdout/stderr on virtio-serial ports (the host prints
@@ -55,17 +56,22 @@ setup_system() {
 	echo urdma-vm >/proc/sys/kernel/hostname
 	# 64 2-MiB huge pages (vm.nr_hugepages); normally reserved at boot by hugepages=64.
 	[ "$(</proc/sys/vm/nr_hugepages)" -ge 64 ] || echo 64 >/proc/sys/vm/nr_hugepages
-	ip link set lo up || setup_failed system "cannot bring lo up"
-	# Debug kernel: its modules live in the build cache.  Seen through the root
-	# overlay they are writable (e.g. for `make install` into updates/).
-	if [ -n "$URDMA_VM_DEBUG_MODULES" ]; then
-		local target
-		target=/lib/modules/$(uname -r)
-		{ mkdir -p "$target" && mount --bind "$URDMA_VM_DEBUG_MODULES" "$target"; } ||
-			setup_failed system "cannot bind $URDMA_VM_DEBUG_MODULES to $target"
-	fi
 	# Command output goes over virtio-serial; Debian 6.1 has virtio_console as a module.
 	[ -d /sys/bus/virtio/drivers/virtio_console ] || modprobe virtio_console
+}
+
+# lo, and unless --bare or --netdev lo, the veth pair (one `ip` run: execs are slow).
+setup_network() {
+	local batch="link set lo up"
+	if [ "$URDMA_VM_BARE" = 0 ] && [ "$URDMA_NETDEV" = veth ]; then
+		batch+="
+link add veth0 type veth peer name veth1
+addr add 10.77.0.1/24 dev veth0
+addr add 10.77.0.2/24 dev veth1
+link set veth0 up
+link set veth1 up"
+	fi
+	ip -b - <<<"$batch" || setup_failed network "network setup failed"
 }
 
 # Prints the /dev node of the virtio-serial port with the given name.
@@ -87,22 +93,14 @@ install_urdma() {
 	modprobe urdma || setup_failed install "modprobe urdma failed"
 }
 
-setup_netdev() {
+# urdma0 on the netdev, if the urdma module is loaded (always, unless --no-install).
+setup_rdma_link() {
 	[ "$URDMA_VM_BARE" = 1 ] && return 0
-	local dev=lo
-	if [ "$URDMA_NETDEV" = veth ]; then
-		dev=veth0
-		ip -b - <<-EOF || setup_failed netdev "cannot create the veth pair"
-			link add veth0 type veth peer name veth1
-			addr add 10.77.0.1/24 dev veth0
-			addr add 10.77.0.2/24 dev veth1
-			link set veth0 up
-			link set veth1 up
-		EOF
-	fi
+	local dev=veth0
+	[ "$URDMA_NETDEV" = veth ] || dev=lo
 	if [ -d /sys/module/urdma ]; then
 		rdma link add urdma0 type urdma netdev "$dev" ||
-			setup_failed netdev "rdma link add urdma0 type urdma netdev $dev failed"
+			setup_failed rdma "rdma link add urdma0 type urdma netdev $dev failed"
 	fi
 }
 
@@ -151,8 +149,9 @@ main() {
 	log "init started"
 	check_environment
 	setup_system
+	setup_network
 	install_urdma
-	setup_netdev
+	setup_rdma_link
 	command_env
 	run_command
 	rc=$?

@@ -81,4 +81,13 @@ mkdir -p "$NEW$repo"
 mount -t 9p -o $OPT9P,cache=mmap urdmarepo "$NEW$repo" ||
 	fail "cannot mount the project tree at $repo"
 
+# The debug kernel's modules live in its build cache.  Through the overlay they are
+# writable (e.g. for `make install` into updates/).
+if [ -s $NEW/run/urdma-vm/debug-modules ]; then
+	mods=$(cat $NEW/run/urdma-vm/debug-modules)
+	target=$NEW/lib/modules/$(uname -r)
+	mkdir -p "$target"
+	mount --bind "$NEW$mods" "$target" || fail "cannot bind $mods to /lib/modules"
+fi
+
 exec switch_root $NEW "$init"
