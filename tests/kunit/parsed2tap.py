@@ -10,7 +10,7 @@ import re
 import sys
 
 STATUS = re.compile(r"\[(PASSED|FAILED|SKIPPED|CRASHED)\] (.*)$")
-SUITE = re.compile(r"=+ (\S+) \(\d+ subtests\) =+")
+SUITE = re.compile(r"^(\S+) \(\d+ subtests\)$")
 COMPLETE = re.compile(r"Testing complete\. Ran (\d+) tests")
 
 
@@ -23,6 +23,7 @@ def main():
     for raw in sys.stdin:
         line = re.sub(r"\x1b\[[0-9;]*m", "", raw).rstrip()
         text = re.sub(r"^\[[0-9:]+\] ", "", line)
+        text = re.sub(r"^=+ *| *=+$", "", text)
         m = SUITE.search(text)
         if m:
             stack.append(m.group(1))

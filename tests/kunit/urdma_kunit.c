@@ -128,13 +128,24 @@ static const struct urdma_mtt_case urdma_mtt_cases[] = {
 		.nchunks = 3, .block_shift = 12, .nents = 3,
 		.pas = { 0x10000000, 0x20005000, 0x30003000 },
 	}, {
-		/* Physically contiguous pages merge into one sg entry. */
-		.name = "contiguous_4k_pages",
+		/*
+		 * Contiguous pages whose VA and PA agree in their low 21 bits
+		 * fit one 2 MiB block: fewer entries, same translation.
+		 */
+		.name = "contiguous_pages_one_block",
 		.address = 0x7f0000003000, .length = 2 * 4096,
 		.iova = 0x7f0000003000,
 		.chunks = { { 0x50003000, 2 * 4096 } },
+		.nchunks = 1, .block_shift = 21, .nents = 1,
+		.pas = { 0x50000000 },
+	}, {
+		/* The same pages at a PA that disagrees in bit 12: 4 KiB. */
+		.name = "contiguous_pages_misaligned",
+		.address = 0x7f0000003000, .length = 2 * 4096,
+		.iova = 0x7f0000003000,
+		.chunks = { { 0x50004000, 2 * 4096 } },
 		.nchunks = 1, .block_shift = 12, .nents = 2,
-		.pas = { 0x50003000, 0x50004000 },
+		.pas = { 0x50004000, 0x50005000 },
 	}, {
 		/* Two discontiguous 2 MiB huge pages, offset into the first. */
 		.name = "huge_2m_pages",
@@ -208,10 +219,11 @@ static void urdma_test_mtt_build(struct kunit *test)
 	for (i = 0; i < min_t(u32, c->nents, ARRAY_SIZE(c->pas)); i++)
 		KUNIT_EXPECT_EQ(test, mtt.pas[i], c->pas[i]);
 
-	/* The first byte maps to the first chunk's first byte. */
+	/* The first byte maps into the first chunk at the page offset. */
 	bsize = BIT_ULL(mtt.block_shift);
 	kva = urdma_mtt_translate(&mtt, c->iova, 1, &contig);
-	KUNIT_EXPECT_EQ(test, (u64)(uintptr_t)kva, c->chunks[0].dma);
+	KUNIT_EXPECT_EQ(test, (u64)(uintptr_t)kva,
+			c->chunks[0].dma + (c->address & (PAGE_SIZE - 1)));
 	KUNIT_EXPECT_EQ(test, contig, 1);
 	kva = urdma_mtt_translate(&mtt, c->iova, U32_MAX >> 1, &contig);
 	KUNIT_EXPECT_NULL(test, kva);		/* beyond the end */
