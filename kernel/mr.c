@@ -196,12 +196,17 @@ static void urdma_mr_count_put(struct urdma_dev *udev)
 	atomic_dec(&udev->nr_mr);
 }
 
+/* A new MR with valid @access, counted against max_mr; not yet keyed. */
 static struct urdma_mr *urdma_mr_alloc(struct ib_pd *ibpd, u32 type,
 				       int access)
 {
 	struct urdma_dev *udev = to_udev(ibpd->device);
 	struct urdma_mr *mr;
 	int ret;
+
+	ret = urdma_check_access(access);
+	if (ret)
+		return ERR_PTR(ret);
 
 	ret = urdma_mr_count_get(udev);
 	if (ret)
@@ -270,10 +275,6 @@ struct ib_mr *urdma_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	struct urdma_dev *udev = to_udev(ibpd->device);
 	struct urdma_mr *mr;
 	int ret;
-
-	ret = urdma_check_access(access);
-	if (ret)
-		return ERR_PTR(ret);
 
 	mr = urdma_mr_alloc(ibpd, URDMA_MEM_USER, access);
 	if (IS_ERR(mr))
@@ -370,10 +371,6 @@ struct ib_mr *urdma_get_dma_mr(struct ib_pd *ibpd, int access)
 	struct urdma_dev *udev = to_udev(ibpd->device);
 	struct urdma_mr *mr;
 	int ret;
-
-	ret = urdma_check_access(access);
-	if (ret)
-		return ERR_PTR(ret);
 
 	mr = urdma_mr_alloc(ibpd, URDMA_MEM_DMA, access);
 	if (IS_ERR(mr))

@@ -67,7 +67,7 @@ dkms_build() {
 	dkms add -m urdma -v 0.1 --sourcetree "$tmp/src" --dkmstree "$tmp/tree" &&
 	dkms build -m urdma -v 0.1 -k "$kver" --sourcetree "$tmp/src" \
 		--dkmstree "$tmp/tree" &&
-	find "$tmp/tree" -name urdma.ko | grep -q .
+	find "$tmp/tree" -name 'urdma.ko*' | grep -q .
 	local rc=$?
 	rm -rf "$tmp"
 	return $rc

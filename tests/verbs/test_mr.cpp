@@ -119,7 +119,9 @@ TEST_F(MrTest, RemoteWriteNeedsLocalWrite)
 TEST_F(MrTest, UnsupportedAccessIsRejected)
 {
 	Mapping buf(4096);
-	EXPECT_EQ(reg_fails(buf.get(), 4096, IBV_ACCESS_ON_DEMAND), EOPNOTSUPP);
+	// The core answers ODP itself: EOPNOTSUPP on 6.12, EINVAL on 6.1.
+	int odp = reg_fails(buf.get(), 4096, IBV_ACCESS_ON_DEMAND);
+	EXPECT_TRUE(odp == EOPNOTSUPP || odp == EINVAL) << strerror(odp);
 	EXPECT_EQ(reg_fails(buf.get(), 4096, IBV_ACCESS_ZERO_BASED),
 		  EOPNOTSUPP);
 }
@@ -184,6 +186,10 @@ TEST_F(MrTest, HugePagesGetHugeBlocks)
 
 TEST_F(MrTest, MaxMrIsEnforcedAtTheEdge)
 {
+	if (on_debug_kernel())
+		GTEST_SKIP() << "65536 pinned registrations take over 10 minutes "
+				"under KASAN in TCG; the sweep runs on the Debian "
+				"kernels";
 	ibv_device_attr attr{};
 	ASSERT_EQ(ibv_query_device(ctx_.get(), &attr), 0);
 	Mapping buf(4096);
@@ -268,7 +274,16 @@ TEST(MrLimits, RlimitMemlockIsHonoured)
 // A process killed while holding MRs leaves no pinned page behind.
 TEST(MrLimits, KilledProcessReleasesItsPins)
 {
+	// Pins of processes that exited earlier may still be on their way
+	// out (deferred file release); start from a settled count.
 	long before = pins_outstanding();
+	for (int i = 0; i < 50; i++) {
+		usleep(100 * 1000);
+		long now = pins_outstanding();
+		if (now == before)
+			break;
+		before = now;
+	}
 	if (before < 0)
 		GTEST_SKIP() << "/proc/vmstat has no nr_foll_pin_* counters";
 

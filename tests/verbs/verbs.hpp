@@ -51,6 +51,14 @@ inline std::string netdev_name()
 	return mode == "veth" ? "veth0" : mode;
 }
 
+// True on the project's KASAN/lockdep kernel (the guest harness exports
+// URDMA_KERNEL), where exhaustive sweeps are too slow under TCG.
+inline bool on_debug_kernel()
+{
+	const char *e = std::getenv("URDMA_KERNEL");
+	return e && std::string(e) == "debug";
+}
+
 class DeviceList {
 public:
 	DeviceList() : list_(ibv_get_device_list(&num_)) {}
