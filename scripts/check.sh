@@ -109,7 +109,10 @@ lane_guest() {
 	local kernel=$1
 	tap_cmd "modules build for $kernel" make -s modules \
 		KVER="$(case $kernel in debian-6.12) kver_612;; debian-6.1) kver_61;; debug) echo debug;; esac)"
-	"$VM" --kernel "$kernel" --timeout 1500 -- "$TOP/tests/guest/run.sh" \
+	# The KASAN/lockdep kernel under TCG is several times slower.
+	local timeout=1200
+	[ "$kernel" = debug ] && timeout=3000
+	"$VM" --kernel "$kernel" --timeout "$timeout" -- "$TOP/tests/guest/run.sh" \
 		2>>"$LOG" | tee -a "$LOG" | grep -E '^(not )?ok '
 	local rc=${PIPESTATUS[0]}
 	[ "$rc" -eq 0 ] && echo "ok - guest on $kernel exits cleanly (no oops, WARN, KASAN or lockdep report)" ||
