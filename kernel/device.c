@@ -198,14 +198,20 @@ void urdma_get_dev_fw_str(struct ib_device *ibdev, char *str)
 		 URDMA_FW_VER_MINOR, URDMA_FW_VER_SUB);
 }
 
+/* Undo what urdma_dev_create() set up, short of the ib_device itself. */
+static void urdma_dev_release_resources(struct urdma_dev *udev)
+{
+	urdma_keytab_destroy(&udev->keys);
+	ida_destroy(&udev->pd_ida);
+	netdev_put(udev->ndev, &udev->ndev_tracker);
+}
+
 static void urdma_dealloc_driver(struct ib_device *ibdev)
 {
 	struct urdma_dev *udev = to_udev(ibdev);
 
 	urdma_dev_list_del(udev);
-	urdma_keytab_destroy(&udev->keys);
-	ida_destroy(&udev->pd_ida);
-	netdev_put(udev->ndev, &udev->ndev_tracker);
+	urdma_dev_release_resources(udev);
 }
 
 static const struct ib_device_ops urdma_dev_ops = {
@@ -314,9 +320,7 @@ EXPORT_SYMBOL_IF_KUNIT(urdma_dev_register);
  */
 void urdma_dev_destroy(struct urdma_dev *udev)
 {
-	urdma_keytab_destroy(&udev->keys);
-	ida_destroy(&udev->pd_ida);
-	netdev_put(udev->ndev, &udev->ndev_tracker);
+	urdma_dev_release_resources(udev);
 	ib_dealloc_device(&udev->ibdev);
 }
 EXPORT_SYMBOL_IF_KUNIT(urdma_dev_destroy);
