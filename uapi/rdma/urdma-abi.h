@@ -65,4 +65,335 @@ struct urdma_alloc_pd_resp {
 
 URDMA_ABI_ASSERT_SIZE(urdma_alloc_pd_resp, 8);
 
+
+/*
+ * Queues.
+ *
+ * Every ring (SQ, RQ, SRQ, CQ) is user memory that the provider allocates
+ * page-aligned and passes by address; the kernel pins it and maps it for
+ * the engine.  Rings hold a power-of-two number of entries.  Kernel QPs and
+ * CQs use kernel memory in the same formats.
+ *
+ * Each queue also has a doorbell record: URDMA_DB_SIZE bytes, aligned to
+ * URDMA_DB_SIZE, in memory the provider owns (usually a shared page of
+ * records).  Fields marked "user" are written by the provider and read by
+ * the engine; fields marked "engine" are written by the engine.  The
+ * engine keeps its own copy of every index and treats the user-written
+ * ones as untrusted requests.
+ */
+#define URDMA_DB_SIZE		16
+#define URDMA_WQE_BLOCK		64	/* WQEs are built of 64-byte blocks */
+#define URDMA_SGE_SIZE		16
+#define URDMA_CQE_SIZE		32
+#define URDMA_MAX_WQE_BLOCKS	5	/* 64-byte header + 256 bytes of SGEs */
+
+/* A QP's doorbell record.  Indices are free-running modulo 2^32. */
+struct urdma_qp_db {
+	__u32 sq_prod;		/* user: WQEs posted to the SQ */
+	__u32 rq_prod;		/* user: WQEs posted to the RQ */
+	__u32 sq_cons;		/* engine: SQ WQEs retired (slots reusable) */
+	__u32 rq_cons;		/* engine: RQ WQEs consumed (slots reusable) */
+};
+
+URDMA_ABI_ASSERT_SIZE(urdma_qp_db, URDMA_DB_SIZE);
+
+struct urdma_srq_db {
+	__u32 prod;		/* user: WQEs posted */
+	__u32 cons;		/* engine: WQEs consumed (slots reusable) */
+	__u32 reserved_40;
+	__u32 reserved_60;
+};
+
+URDMA_ABI_ASSERT_SIZE(urdma_srq_db, URDMA_DB_SIZE);
+
+/* Bits of urdma_cq_db.arm. */
+enum {
+	URDMA_CQ_ARM_NEXT = 1 << 0,	/* event on the next completion */
+	URDMA_CQ_ARM_SOLICITED = 1 << 1, /* ... on the next solicited one */
+	URDMA_CQ_ARM_SN_SHIFT = 2,	/* bits 31:2 count arm requests */
+};
+
+struct urdma_cq_db {
+	__u32 cons;		/* user: CQEs consumed */
+	__u32 arm;		/* user sets, engine clears: URDMA_CQ_ARM_* */
+	__u32 reserved_40;
+	__u32 reserved_60;
+};
+
+URDMA_ABI_ASSERT_SIZE(urdma_cq_db, URDMA_DB_SIZE);
+
+/* A scatter/gather element. */
+struct urdma_sge {
+	__u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+URDMA_ABI_ASSERT_SIZE(urdma_sge, URDMA_SGE_SIZE);
+
+/* urdma_send_wqe.opcode */
+enum urdma_wqe_opcode {
+	URDMA_WQE_RDMA_WRITE = 0,
+	URDMA_WQE_RDMA_WRITE_IMM = 1,
+	URDMA_WQE_SEND = 2,
+	URDMA_WQE_SEND_IMM = 3,
+	URDMA_WQE_RDMA_READ = 4,
+	URDMA_WQE_ATOMIC_CMP_SWP = 5,
+	URDMA_WQE_ATOMIC_FETCH_ADD = 6,
+	URDMA_WQE_LOCAL_INV = 7,
+	URDMA_WQE_BIND_MW = 8,
+	URDMA_WQE_SEND_INV = 9,
+	URDMA_WQE_ATOMIC_WRITE = 10,
+	URDMA_WQE_FLUSH = 11,
+	URDMA_WQE_REG_MR = 12,		/* kernel QPs only */
+	URDMA_WQE_NUM_OPCODES
+};
+
+/* urdma_send_wqe.flags */
+enum {
+	URDMA_WQE_SIGNALED = 1 << 0,
+	URDMA_WQE_SOLICITED = 1 << 1,
+	URDMA_WQE_FENCE = 1 << 2,
+	URDMA_WQE_INLINE = 1 << 3,	/* data follows the header */
+};
+
+struct urdma_wqe_rdma {
+	__u64 remote_addr;
+	__u32 rkey;
+	__u32 reserved_60;
+	__u64 reserved_80;
+	__u64 reserved_c0;
+};
+
+/* Atomics; ATOMIC_WRITE carries its 8 bytes in compare_add. */
+struct urdma_wqe_atomic {
+	__u64 remote_addr;
+	__u32 rkey;
+	__u32 reserved_60;
+	__u64 compare_add;
+	__u64 swap;
+};
+
+struct urdma_wqe_flush {
+	__u64 remote_addr;
+	__u32 rkey;
+	__u8 type;		/* IB_FLUSH_GLOBAL / IB_FLUSH_PERSISTENT */
+	__u8 level;		/* IB_FLUSH_RANGE / IB_FLUSH_MR */
+	__u16 reserved_70;
+	__u64 length;
+	__u64 reserved_c0;
+};
+
+struct urdma_wqe_ud {
+	__u32 remote_qpn;
+	__u32 remote_qkey;
+	__u32 ah_num;		/* from urdma_create_ah_resp */
+	__u32 reserved_60;
+	__u64 reserved_80;
+	__u64 reserved_c0;
+};
+
+struct urdma_wqe_bind {
+	__u64 addr;
+	__u64 length;
+	__u32 mr_lkey;
+	__u32 new_rkey;		/* the window's rkey after the bind */
+	__u32 access;		/* IB_ACCESS_* */
+	__u32 reserved_e0;
+};
+
+/* Kernel fast registration (IB_WR_REG_MR). */
+struct urdma_wqe_reg {
+	__u64 iova;
+	__u64 length;
+	__u32 mr_key;		/* the MR's current key */
+	__u32 new_key;		/* its key after registration */
+	__u32 access;
+	__u32 reserved_e0;
+};
+
+/*
+ * A send WQE: this 64-byte header, then num_sge urdma_sge entries or,
+ * with URDMA_WQE_INLINE, inline_len bytes of data.  The WQE occupies the
+ * queue's stride (sq_stride bytes, a multiple of URDMA_WQE_BLOCK).
+ */
+struct urdma_send_wqe {
+	__u64 wr_id;
+	__u8 opcode;		/* enum urdma_wqe_opcode */
+	__u8 flags;		/* URDMA_WQE_* */
+	__u8 num_sge;
+	__u8 reserved_58;
+	__u32 ex;		/* imm_data (big endian) or invalidate rkey */
+	union {
+		struct urdma_wqe_rdma rdma;
+		struct urdma_wqe_atomic atomic;
+		struct urdma_wqe_flush flush;
+		struct urdma_wqe_ud ud;
+		struct urdma_wqe_bind bind;
+		struct urdma_wqe_reg reg;
+	};
+	__u32 inline_len;
+	__u32 reserved_1a0;
+	__u64 reserved_1c0;
+};
+
+URDMA_ABI_ASSERT_SIZE(urdma_send_wqe, URDMA_WQE_BLOCK);
+
+/*
+ * A receive WQE (RQ and SRQ): this 16-byte header, then num_sge urdma_sge
+ * entries, in the queue's stride.
+ */
+struct urdma_recv_wqe {
+	__u64 wr_id;
+	__u8 num_sge;
+	__u8 reserved_48;
+	__u16 reserved_50;
+	__u32 reserved_60;
+};
+
+URDMA_ABI_ASSERT_SIZE(urdma_recv_wqe, 16);
+
+/* urdma_cqe.opcode: the values of enum ibv_wc_opcode. */
+enum urdma_cqe_opcode {
+	URDMA_CQE_SEND = 0,
+	URDMA_CQE_RDMA_WRITE = 1,
+	URDMA_CQE_RDMA_READ = 2,
+	URDMA_CQE_COMP_SWAP = 3,
+	URDMA_CQE_FETCH_ADD = 4,
+	URDMA_CQE_BIND_MW = 5,
+	URDMA_CQE_LOCAL_INV = 6,
+	URDMA_CQE_REG_MR = 7,		/* kernel CQs */
+	URDMA_CQE_ATOMIC_WRITE = 9,
+	URDMA_CQE_FLUSH = 10,
+	URDMA_CQE_RECV = 128,
+	URDMA_CQE_RECV_RDMA_IMM = 129,
+};
+
+/* urdma_cqe.flags */
+enum {
+	URDMA_CQE_GRH = 1 << 0,		/* a UD receive starts with a GRH */
+	URDMA_CQE_IMM = 1 << 1,		/* ex is imm_data (big endian) */
+	URDMA_CQE_INV = 1 << 2,		/* ex is the invalidated rkey */
+	URDMA_CQE_NET_SHIFT = 4,	/* bits 5:4: enum rdma_network_type */
+	URDMA_CQE_NET_MASK = 3 << 4,
+};
+
+/*
+ * A completion.  status takes the values of enum ibv_wc_status.  The
+ * engine writes every other field, then owner last (release); owner is 1
+ * on the ring's first pass, 0 on the second, and so on.
+ */
+struct urdma_cqe {
+	__u64 wr_id;
+	__u32 byte_len;
+	__u32 ex;		/* imm_data or invalidated rkey, see flags */
+	__u32 qp_num;
+	__u32 src_qp;		/* UD */
+	__u16 pkey_index;
+	__u8 opcode;		/* enum urdma_cqe_opcode */
+	__u8 status;
+	__u8 flags;		/* URDMA_CQE_* */
+	__u8 sl;
+	__u8 vendor_err;
+	__u8 owner;		/* bit 0: phase */
+};
+
+URDMA_ABI_ASSERT_SIZE(urdma_cqe, URDMA_CQE_SIZE);
+
+/*
+ * CREATE_CQ.  buf_addr holds nent * URDMA_CQE_SIZE zeroed bytes, nent a
+ * power of two >= the requested cqe.
+ */
+struct urdma_create_cq_cmd {
+	__u32 comp_mask;	/* must be 0 */
+	__u32 nent;
+	__u64 buf_addr;
+	__u64 db_addr;		/* struct urdma_cq_db */
+};
+
+URDMA_ABI_ASSERT_SIZE(urdma_create_cq_cmd, 24);
+
+struct urdma_create_cq_resp {
+	__u32 comp_mask;
+	__u32 cqn;
+};
+
+URDMA_ABI_ASSERT_SIZE(urdma_create_cq_resp, 8);
+
+/*
+ * RESIZE_CQ: a new ring, as for CREATE_CQ.  The kernel moves the CQEs not
+ * yet consumed (from urdma_cq_db.cons) to the start of the new ring, with
+ * the new ring's first-pass owner bit, and sets cons to 0; resp.moved
+ * says how many.  The doorbell record stays.
+ */
+struct urdma_resize_cq_cmd {
+	__u32 comp_mask;	/* must be 0 */
+	__u32 nent;
+	__u64 buf_addr;
+};
+
+URDMA_ABI_ASSERT_SIZE(urdma_resize_cq_cmd, 16);
+
+struct urdma_resize_cq_resp {
+	__u32 comp_mask;
+	__u32 moved;
+};
+
+URDMA_ABI_ASSERT_SIZE(urdma_resize_cq_resp, 8);
+
+/*
+ * CREATE_QP.  The SQ holds sq_nent WQEs of sq_stride bytes; the RQ holds
+ * rq_nent of rq_stride (both 0 with an SRQ).  Strides are multiples of
+ * URDMA_WQE_BLOCK, at most URDMA_MAX_WQE_BLOCKS blocks, and large enough
+ * for the requested SGEs and inline data; the kernel reports the
+ * capacities they give back in the core's response.
+ */
+struct urdma_create_qp_cmd {
+	__u32 comp_mask;	/* must be 0 */
+	__u32 reserved_20;
+	__u64 sq_buf_addr;
+	__u64 rq_buf_addr;
+	__u64 db_addr;		/* struct urdma_qp_db */
+	__u32 sq_nent;
+	__u32 sq_stride;
+	__u32 rq_nent;
+	__u32 rq_stride;
+};
+
+URDMA_ABI_ASSERT_SIZE(urdma_create_qp_cmd, 48);
+
+struct urdma_create_qp_resp {
+	__u32 comp_mask;
+	__u32 reserved_20;
+};
+
+URDMA_ABI_ASSERT_SIZE(urdma_create_qp_resp, 8);
+
+/* CREATE_SRQ: nent receive WQEs of stride bytes. */
+struct urdma_create_srq_cmd {
+	__u32 comp_mask;	/* must be 0 */
+	__u32 nent;
+	__u64 buf_addr;
+	__u64 db_addr;		/* struct urdma_srq_db */
+	__u32 stride;
+	__u32 reserved_e0;
+};
+
+URDMA_ABI_ASSERT_SIZE(urdma_create_srq_cmd, 32);
+
+struct urdma_create_srq_resp {
+	__u32 comp_mask;
+	__u32 srqn;
+};
+
+URDMA_ABI_ASSERT_SIZE(urdma_create_srq_resp, 8);
+
+/* CREATE_AH: ah_num names the AH in UD send WQEs. */
+struct urdma_create_ah_resp {
+	__u32 comp_mask;
+	__u32 ah_num;
+};
+
+URDMA_ABI_ASSERT_SIZE(urdma_create_ah_resp, 8);
+
 #endif /* URDMA_ABI_USER_H */
