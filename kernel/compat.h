@@ -32,6 +32,15 @@ static inline struct ib_udata *urdma_create_cq_udata(struct ib_udata *udata)
 }
 #endif
 
+/* FLUSH access flags (and the FLUSH and ATOMIC_WRITE verbs) came in 6.2. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define URDMA_ACCESS_FLUSH (IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT)
+#define URDMA_HAVE_FLUSH_ATOMIC_WRITE 1
+#else
+#define URDMA_ACCESS_FLUSH 0
+#define URDMA_HAVE_FLUSH_ATOMIC_WRITE 0
+#endif
+
 /*
  * MODULE_IMPORT_NS takes a string literal from 6.13 on and a bare
  * identifier before.

@@ -201,7 +201,12 @@ void urdma_get_dev_fw_str(struct ib_device *ibdev, char *str)
 /* Undo what urdma_dev_create() set up, short of the ib_device itself. */
 static void urdma_dev_release_resources(struct urdma_dev *udev)
 {
+	WARN_ON(!xa_empty(&udev->qps) || !xa_empty(&udev->ahs));
+	xa_destroy(&udev->qps);
+	xa_destroy(&udev->ahs);
 	urdma_keytab_destroy(&udev->keys);
+	ida_destroy(&udev->srq_ida);
+	ida_destroy(&udev->cq_ida);
 	ida_destroy(&udev->pd_ida);
 	netdev_put(udev->ndev, &udev->ndev_tracker);
 }
@@ -223,23 +228,46 @@ static const struct ib_device_ops urdma_dev_ops = {
 	.alloc_mw = urdma_alloc_mw,
 	.alloc_pd = urdma_alloc_pd,
 	.alloc_ucontext = urdma_alloc_ucontext,
+	.create_ah = urdma_create_ah,
+	.create_cq = urdma_create_cq,
+	.create_qp = urdma_create_qp,
+	.create_srq = urdma_create_srq,
+	.create_user_ah = urdma_create_ah,
 	.dealloc_driver = urdma_dealloc_driver,
 	.dealloc_mw = urdma_dealloc_mw,
 	.dealloc_pd = urdma_dealloc_pd,
 	.dealloc_ucontext = urdma_dealloc_ucontext,
 	.dereg_mr = urdma_dereg_mr,
+	.destroy_ah = urdma_destroy_ah,
+	.destroy_cq = urdma_destroy_cq,
+	.destroy_qp = urdma_destroy_qp,
+	.destroy_srq = urdma_destroy_srq,
 	.fill_res_mr_entry = urdma_fill_res_mr_entry,
 	.get_dev_fw_str = urdma_get_dev_fw_str,
 	.get_dma_mr = urdma_get_dma_mr,
 	.get_link_layer = urdma_get_link_layer,
 	.get_port_immutable = urdma_get_port_immutable,
+	.map_mr_sg = urdma_map_mr_sg,
+	.modify_qp = urdma_modify_qp,
+	.modify_srq = urdma_modify_srq,
+	.poll_cq = urdma_poll_cq,
+	.post_recv = urdma_post_recv,
+	.post_send = urdma_post_send,
+	.post_srq_recv = urdma_post_srq_recv,
 	.query_device = urdma_query_device,
 	.query_pkey = urdma_query_pkey,
-	.map_mr_sg = urdma_map_mr_sg,
 	.query_port = urdma_query_port,
+	.query_qp = urdma_query_qp,
+	.query_srq = urdma_query_srq,
 	.reg_user_mr = urdma_reg_user_mr,
+	.req_notify_cq = urdma_req_notify_cq,
 	.rereg_user_mr = urdma_rereg_user_mr,
+	.resize_cq = urdma_resize_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, urdma_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, urdma_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_qp, urdma_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, urdma_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_mw, urdma_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, urdma_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, urdma_ucontext, ibucontext),
@@ -276,7 +304,11 @@ struct urdma_dev *urdma_dev_create(const char *name, struct net_device *ndev)
 	netdev_hold(ndev, &udev->ndev_tracker, GFP_KERNEL);
 	INIT_LIST_HEAD(&udev->list);
 	ida_init(&udev->pd_ida);
+	ida_init(&udev->cq_ida);
+	ida_init(&udev->srq_ida);
 	urdma_keytab_init(&udev->keys);
+	xa_init_flags(&udev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&udev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
@@ -286,7 +318,6 @@ struct urdma_dev *urdma_dev_create(const char *name, struct net_device *ndev)
 	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid,
 			    ndev->dev_addr);
 	ib_set_device_ops(ibdev, &urdma_dev_ops);
-	ib_set_device_ops(ibdev, &urdma_unsupported_ops);
 
 	ret = ib_device_set_netdev(ibdev, ndev, 1);
 	if (ret)

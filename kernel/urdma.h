@@ -7,12 +7,15 @@
 
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/etherdevice.h>
 #include <linux/netdevice.h>
 #include <linux/idr.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "compat.h"
 #include "mr.h"
+#include "queue.h"
 
 #define URDMA_DRV_NAME		"urdma"
 #define URDMA_LINK_TYPE		"urdma"
@@ -68,8 +71,15 @@ enum urdma_limits {
  * @ndev_gone:	NETDEV_UNREGISTER arrived before @registered was set; the
  *		registering thread unregisters.  Protected by urdma_devs_lock.
  * @pd_ida:	PD numbers; the ida has its own lock.
+ * @cq_ida:	CQ numbers.
+ * @srq_ida:	SRQ numbers.
  * @keys:	lkeys/rkeys of MRs and MWs.
- * @nr_mr:	MRs in existence, checked against URDMA_MAX_MR.
+ * @qps:	QP number -> QP; QPN 1 is the GSI QP, user QPs get 2..2^24-1
+ *		cyclically (@next_qpn).  Its lock is the xarray's.
+ * @ahs:	AH number -> AH, for UD WQEs; irq-safe lock, because kernel
+ *		create_ah and destroy_ah may run in atomic context.
+ * @nr_mr, @nr_cq, @nr_qp, @nr_srq, @nr_ah: objects in existence, checked
+ *		against the URDMA_MAX_* limits (the GSI QP is not counted).
  */
 struct urdma_dev {
 	struct ib_device ibdev;
@@ -79,12 +89,29 @@ struct urdma_dev {
 	bool registered;
 	bool ndev_gone;
 	struct ida pd_ida;
+	struct ida cq_ida;
+	struct ida srq_ida;
 	struct urdma_keytab keys;
+	struct xarray qps;
+	u32 next_qpn;
+	struct xarray ahs;
+	u32 next_ahn;
 	atomic_t nr_mr;
+	atomic_t nr_cq;
+	atomic_t nr_qp;
+	atomic_t nr_srq;
+	atomic_t nr_ah;
 };
 
+/**
+ * struct urdma_ucontext - a user context
+ * @mem_lock:	protects @ranges and the ->users of its doorbell pages.
+ * @ranges:	pinned rings and doorbell pages (struct urdma_urange).
+ */
 struct urdma_ucontext {
 	struct ib_ucontext ibucontext;
+	struct mutex mem_lock;		/* see above */
+	struct rb_root_cached ranges;
 };
 
 struct urdma_pd {
@@ -92,13 +119,97 @@ struct urdma_pd {
 	u32 pdn;
 };
 
-/* Placeholders until the verbs-objects work gives them state. */
+/**
+ * struct urdma_cq - a completion queue
+ * @cqn:	device-unique number.
+ * @lock:	protects @ring, @prod and @kcons against the engine, resize
+ *		and kernel polling.
+ * @ring:	CQEs (struct urdma_cqe).
+ * @db:		struct urdma_cq_db.
+ * @prod:	CQEs written (the engine's index).
+ * @kcons:	kernel CQs: CQEs polled.
+ */
 struct urdma_cq {
 	struct ib_cq ibcq;
+	u32 cqn;
+	spinlock_t lock;		/* see above */
+	struct urdma_ring ring;
+	struct urdma_db db;
+	u32 prod;
+	u32 kcons;
 };
 
+/**
+ * struct urdma_srq - a shared receive queue
+ * @srqn:	device-unique number.
+ * @lock:	protects @limit and kernel posting (@prod).
+ * @ring:	receive WQEs.
+ * @db:		struct urdma_srq_db.
+ * @max_sge:	SGEs a WQE may carry (from the stride).
+ * @limit:	srq_limit; 0 when not armed.
+ * @prod:	kernel SRQs: WQEs posted.
+ */
+struct urdma_srq {
+	struct ib_srq ibsrq;
+	u32 srqn;
+	spinlock_t lock;		/* see above */
+	struct urdma_ring ring;
+	struct urdma_db db;
+	u32 max_sge;
+	u32 limit;
+	u32 prod;
+};
+
+/**
+ * struct urdma_av - an address vector (RoCEv2), from an AH or a QP's path
+ * @net_type:	enum rdma_network_type of the source GID.
+ */
+struct urdma_av {
+	union ib_gid dgid;
+	union ib_gid sgid;
+	u32 flow_label;
+	u8 sgid_index;
+	u8 hop_limit;
+	u8 traffic_class;
+	u8 sl;
+	u8 net_type;
+	u8 dmac[ETH_ALEN];
+};
+
+struct urdma_ah {
+	struct ib_ah ibah;
+	u32 ahn;
+	struct urdma_av av;
+};
+
+/**
+ * struct urdma_qp - a queue pair
+ * @state_lock:	serializes modify and query; protects @attr and @av.
+ * @attr:	current attributes; attr.qp_state is the state.
+ * @av:		the primary path (RC, UC), set with IB_QP_AV.
+ * @av_valid:	@av was set.
+ * @sq_sig_all:	every send WQE completes (IB_SIGNAL_ALL_WR).
+ * @cap:	capacities of the rings.
+ * @sq, @rq:	send and receive rings (@rq unused with an SRQ).
+ * @db:		struct urdma_qp_db.
+ * @sq_lock, @rq_lock: kernel QPs: serialize posting (@sq_prod, @rq_prod).
+ * @sq_prod, @rq_prod: kernel QPs: WQEs posted.
+ */
 struct urdma_qp {
 	struct ib_qp ibqp;
+	struct mutex state_lock;	/* see above */
+	struct ib_qp_attr attr;
+	struct urdma_av av;
+	bool av_valid;
+	bool sq_sig_all;
+	struct ib_qp_cap cap;
+	struct urdma_ring sq;
+	struct urdma_ring rq;
+	struct urdma_db db;
+	spinlock_t sq_lock;		/* see above */
+	spinlock_t rq_lock;		/* see above */
+	u32 sq_prod;
+	u32 rq_prod;
 };
 
 /**
@@ -145,6 +256,33 @@ static inline struct urdma_pd *to_upd(struct ib_pd *ibpd)
 static inline struct urdma_ucontext *to_uctx(struct ib_ucontext *ibuctx)
 {
 	return container_of(ibuctx, struct urdma_ucontext, ibucontext);
+}
+
+static inline struct urdma_cq *to_ucq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct urdma_cq, ibcq);
+}
+
+static inline struct urdma_qp *to_uqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct urdma_qp, ibqp);
+}
+
+static inline struct urdma_srq *to_usrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct urdma_srq, ibsrq);
+}
+
+static inline struct urdma_ah *to_uah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct urdma_ah, ibah);
+}
+
+/* The user context of a verb's udata, NULL for kernel callers. */
+static inline struct urdma_ucontext *urdma_udata_uctx(struct ib_udata *udata)
+{
+	return rdma_udata_to_drv_context(udata, struct urdma_ucontext,
+					 ibucontext);
 }
 
 #define urdma_dbg_dev(udev, fmt, ...) \
@@ -209,7 +347,47 @@ int urdma_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 int urdma_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int urdma_dealloc_mw(struct ib_mw *ibmw);
 
-/* verbs_unsupported.c: mandatory ops whose objects arrive with the engine */
-extern const struct ib_device_ops urdma_unsupported_ops;
+/* cq.c */
+int urdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    urdma_create_cq_attrs_t *attrs);
+int urdma_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int urdma_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+int urdma_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int urdma_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int urdma_cqe_to_wc_opcode(u8 opcode);
+
+/* qp.c */
+int urdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata);
+int urdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata);
+int urdma_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init);
+int urdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int urdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
+int urdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
+int urdma_qp_check_attr(const struct ib_qp_attr *attr, int mask);
+u32 urdma_send_stride(u32 max_sge, u32 max_inline);
+u32 urdma_recv_stride(u32 max_sge);
+int urdma_write_recv_wqe(struct urdma_ring *ring, u32 idx, u32 max_sge,
+			 const struct ib_recv_wr *wr);
+
+/* srq.c */
+int urdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata);
+int urdma_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int urdma_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int urdma_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int urdma_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr);
+
+/* ah.c */
+int urdma_av_from_attr(struct urdma_av *av, const struct rdma_ah_attr *attr);
+int urdma_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		    struct ib_udata *udata);
+int urdma_destroy_ah(struct ib_ah *ibah, u32 flags);
 
 #endif /* URDMA_H */

@@ -8,6 +8,7 @@
 int urdma_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 {
 	struct urdma_alloc_ucontext_resp resp = {};
+	struct urdma_ucontext *uctx = to_uctx(ibuctx);
 	struct urdma_alloc_ucontext_cmd cmd;
 	int ret;
 
@@ -17,6 +18,9 @@ int urdma_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 		return ret;
 	if (cmd.comp_mask || cmd.reserved_20)
 		return -EINVAL;
+
+	mutex_init(&uctx->mem_lock);
+	uctx->ranges = RB_ROOT_CACHED;
 
 	resp.device_caps = 0;
 	resp.max_qp_wr = URDMA_MAX_QP_WR;
@@ -30,6 +34,11 @@ int urdma_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 
 void urdma_dealloc_ucontext(struct ib_ucontext *ibuctx)
 {
+	struct urdma_ucontext *uctx = to_uctx(ibuctx);
+
+	/* The core destroyed every object first, so nothing is pinned. */
+	WARN_ON(!RB_EMPTY_ROOT(&uctx->ranges.rb_root));
+	mutex_destroy(&uctx->mem_lock);
 }
 
 int urdma_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)

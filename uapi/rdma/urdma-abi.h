@@ -65,7 +65,6 @@ struct urdma_alloc_pd_resp {
 
 URDMA_ABI_ASSERT_SIZE(urdma_alloc_pd_resp, 8);
 
-
 /*
  * Queues.
  *
@@ -262,9 +261,9 @@ enum urdma_cqe_opcode {
 	URDMA_CQE_FETCH_ADD = 4,
 	URDMA_CQE_BIND_MW = 5,
 	URDMA_CQE_LOCAL_INV = 6,
-	URDMA_CQE_REG_MR = 7,		/* kernel CQs */
+	URDMA_CQE_FLUSH = 8,
 	URDMA_CQE_ATOMIC_WRITE = 9,
-	URDMA_CQE_FLUSH = 10,
+	URDMA_CQE_REG_MR = 10,		/* kernel CQs only */
 	URDMA_CQE_RECV = 128,
 	URDMA_CQE_RECV_RDMA_IMM = 129,
 };

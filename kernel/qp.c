@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Verbs: queue pairs.
+ *
+ * A QP is an SQ ring of send WQEs, an RQ ring of receive WQEs (unless it
+ * uses an SRQ) and a doorbell record (struct urdma_qp_db), in pinned user
+ * memory for user QPs and kernel memory for kernel QPs.  Its state machine
+ * is the IBTA's, through ib_modify_qp_is_ok(); attributes are checked
+ * against their architected ranges before anything changes.
+ *
+ * QP numbers: 1 is the kernel's GSI QP; every other QP gets a number in
+ * 2..2^24-1, handed out cyclically so that a number is not reused soon.
+ */
+#include <kunit/visibility.h>
+
+#include "urdma.h"
+#include "../uapi/rdma/urdma-abi.h"
+
+#define URDMA_MAX_PSN		(BIT(24) - 1)
+#define URDMA_MAX_QPN		(BIT(24) - 1)
+#define URDMA_GSI_QPN		1
+#define URDMA_MAX_STRIDE	(URDMA_MAX_WQE_BLOCKS * URDMA_WQE_BLOCK)
+#define URDMA_QP_ACCESS		(IB_ACCESS_LOCAL_WRITE | \
+				 IB_ACCESS_REMOTE_WRITE | \
+				 IB_ACCESS_REMOTE_READ | \
+				 IB_ACCESS_REMOTE_ATOMIC | \
+				 IB_ACCESS_MW_BIND | URDMA_ACCESS_FLUSH)
+
+/* The stride a send WQE with these capacities needs. */
+u32 urdma_send_stride(u32 max_sge, u32 max_inline)
+{
+	return round_up(URDMA_WQE_BLOCK +
+			max(max_sge * URDMA_SGE_SIZE, max_inline),
+			URDMA_WQE_BLOCK);
+}
+EXPORT_SYMBOL_IF_KUNIT(urdma_send_stride);
+
+u32 urdma_recv_stride(u32 max_sge)
+{
+	return round_up(sizeof(struct urdma_recv_wqe) +
+			max_sge * URDMA_SGE_SIZE, URDMA_WQE_BLOCK);
+}
+EXPORT_SYMBOL_IF_KUNIT(urdma_recv_stride);
+
+static bool urdma_stride_ok(u32 stride, u32 min_stride)
+{
+	return IS_ALIGNED(stride, URDMA_WQE_BLOCK) && stride >= min_stride &&
+	       stride <= URDMA_MAX_STRIDE;
+}
+
+/* Report what the rings hold, which may be more than was asked for. */
+static void urdma_qp_set_caps(struct urdma_qp *qp, bool has_srq)
+{
+	struct ib_qp_cap *cap = &qp->cap;
+	u32 room = qp->sq.stride - URDMA_WQE_BLOCK;
+
+	cap->max_send_wr = qp->sq.nent;
+	cap->max_send_sge = min_t(u32, URDMA_MAX_SGE, room / URDMA_SGE_SIZE);
+	cap->max_inline_data = min_t(u32, URDMA_MAX_INLINE, room);
+	if (has_srq) {
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+	} else {
+		room = qp->rq.stride - sizeof(struct urdma_recv_wqe);
+		cap->max_recv_wr = qp->rq.nent;
+		cap->max_recv_sge = min_t(u32, URDMA_MAX_SGE,
+					  room / URDMA_SGE_SIZE);
+	}
+}
+
+static int urdma_qp_user_init(struct urdma_qp *qp, struct ib_qp_init_attr
+			      *init, struct ib_udata *udata)
+{
+	struct urdma_ucontext *uctx = urdma_udata_uctx(udata);
+	const struct ib_qp_cap *cap = &init->cap;
+	struct urdma_create_qp_resp resp = {};
+	struct urdma_create_qp_cmd cmd;
+	int ret;
+
+	ret = urdma_udata_get_cmd(udata, &cmd, sizeof(cmd), sizeof(cmd));
+	if (ret)
+		return ret;
+	if (cmd.comp_mask || cmd.reserved_20)
+		return -EINVAL;
+	if (!urdma_ring_size_ok(cmd.sq_nent, max(cap->max_send_wr, 1U),
+				URDMA_MAX_QP_WR) ||
+	    !urdma_stride_ok(cmd.sq_stride,
+			     urdma_send_stride(cap->max_send_sge,
+					       cap->max_inline_data)))
+		return -EINVAL;
+	if (init->srq) {
+		if (cmd.rq_nent || cmd.rq_stride || cmd.rq_buf_addr)
+			return -EINVAL;
+	} else if (!urdma_ring_size_ok(cmd.rq_nent, max(cap->max_recv_wr, 1U),
+				       URDMA_MAX_QP_WR) ||
+		   !urdma_stride_ok(cmd.rq_stride,
+				    urdma_recv_stride(cap->max_recv_sge))) {
+		return -EINVAL;
+	}
+
+	ret = urdma_ring_init_user(uctx, &qp->sq, cmd.sq_buf_addr,
+				   cmd.sq_nent, cmd.sq_stride);
+	if (ret)
+		return ret;
+	if (!init->srq) {
+		ret = urdma_ring_init_user(uctx, &qp->rq, cmd.rq_buf_addr,
+					   cmd.rq_nent, cmd.rq_stride);
+		if (ret)
+			goto err_sq;
+	}
+	ret = urdma_db_init_user(uctx, &qp->db, cmd.db_addr);
+	if (ret)
+		goto err_rq;
+
+	ret = urdma_udata_put_resp(udata, &resp, sizeof(resp));
+	if (ret)
+		goto err_db;
+	return 0;
+
+err_db:
+	urdma_db_destroy(uctx, &qp->db);
+err_rq:
+	urdma_ring_destroy(uctx, &qp->rq);
+err_sq:
+	urdma_ring_destroy(uctx, &qp->sq);
+	return ret;
+}
+
+static int urdma_qp_kernel_init(struct urdma_qp *qp,
+				struct ib_qp_init_attr *init)
+{
+	const struct ib_qp_cap *cap = &init->cap;
+	int ret;
+
+	ret = urdma_ring_init_kernel(&qp->sq,
+				     roundup_pow_of_two(max(cap->max_send_wr,
+							    1U)),
+				     urdma_send_stride(cap->max_send_sge,
+						       cap->max_inline_data));
+	if (ret)
+		return ret;
+	if (!init->srq) {
+		ret = urdma_ring_init_kernel(&qp->rq,
+					     roundup_pow_of_two(max(cap->max_recv_wr,
+								    1U)),
+					     urdma_recv_stride(cap->max_recv_sge));
+		if (ret)
+			goto err_sq;
+	}
+	ret = urdma_db_init_kernel(&qp->db);
+	if (ret)
+		goto err_rq;
+	return 0;
+
+err_rq:
+	urdma_ring_destroy(NULL, &qp->rq);
+err_sq:
+	urdma_ring_destroy(NULL, &qp->sq);
+	return ret;
+}
+
+static void urdma_qp_free_rings(struct urdma_qp *qp,
+				struct urdma_ucontext *uctx)
+{
+	urdma_db_destroy(uctx, &qp->db);
+	urdma_ring_destroy(uctx, &qp->rq);
+	urdma_ring_destroy(uctx, &qp->sq);
+}
+
+static int urdma_qp_check_init(const struct ib_qp_init_attr *init,
+			       bool user)
+{
+	const struct ib_qp_cap *cap = &init->cap;
+
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+		break;
+	case IB_QPT_GSI:
+		if (!user)
+			break;
+		fallthrough;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (init->create_flags)
+		return -EOPNOTSUPP;
+	if (cap->max_send_wr > URDMA_MAX_QP_WR ||
+	    cap->max_send_sge > URDMA_MAX_SGE ||
+	    cap->max_inline_data > URDMA_MAX_INLINE)
+		return -EINVAL;
+	if (!init->srq && (cap->max_recv_wr > URDMA_MAX_QP_WR ||
+			   cap->max_recv_sge > URDMA_MAX_SGE))
+		return -EINVAL;
+	return 0;
+}
+
+int urdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct urdma_ucontext *uctx = urdma_udata_uctx(udata);
+	struct urdma_dev *udev = to_udev(ibqp->device);
+	bool gsi = init->qp_type == IB_QPT_GSI;
+	struct urdma_qp *qp = to_uqp(ibqp);
+	u32 qpn;
+	int ret;
+
+	ret = urdma_qp_check_init(init, !!udata);
+	if (ret)
+		return ret;
+	if (!gsi && atomic_inc_return(&udev->nr_qp) > URDMA_MAX_QP) {
+		ret = -ENOMEM;
+		goto err_count;
+	}
+
+	mutex_init(&qp->state_lock);
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	qp->attr.qp_state = IB_QPS_RESET;
+	qp->attr.cur_qp_state = IB_QPS_RESET;
+	qp->attr.port_num = init->port_num ? init->port_num : 1;
+	qp->attr.path_mtu = IB_MTU_1024;
+	qp->attr.path_mig_state = IB_MIG_MIGRATED;
+	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+
+	if (udata)
+		ret = urdma_qp_user_init(qp, init, udata);
+	else
+		ret = urdma_qp_kernel_init(qp, init);
+	if (ret)
+		goto err_count;
+	urdma_qp_set_caps(qp, !!init->srq);
+
+	/* Publish last: from here on the QP can be found by number. */
+	if (gsi) {
+		qpn = URDMA_GSI_QPN;
+		ret = xa_insert_irq(&udev->qps, qpn, qp, GFP_KERNEL);
+	} else {
+		ret = xa_alloc_cyclic_irq(&udev->qps, &qpn, qp,
+					  XA_LIMIT(URDMA_GSI_QPN + 1,
+						   URDMA_MAX_QPN),
+					  &udev->next_qpn, GFP_KERNEL);
+	}
+	if (ret < 0)
+		goto err_rings;
+	ibqp->qp_num = qpn;
+	init->cap = qp->cap;
+	return 0;
+
+err_rings:
+	urdma_qp_free_rings(qp, uctx);
+err_count:
+	if (!gsi)
+		atomic_dec(&udev->nr_qp);
+	mutex_destroy(&qp->state_lock);
+	return ret;
+}
+
+int urdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct urdma_dev *udev = to_udev(ibqp->device);
+	struct urdma_qp *qp = to_uqp(ibqp);
+
+	xa_erase_irq(&udev->qps, ibqp->qp_num);
+	urdma_qp_free_rings(qp, urdma_udata_uctx(udata));
+	if (ibqp->qp_type != IB_QPT_GSI)
+		atomic_dec(&udev->nr_qp);
+	mutex_destroy(&qp->state_lock);
+	return 0;
+}
+
+/**
+ * urdma_qp_check_attr - check modify_qp attributes against their ranges
+ * @attr: the attributes
+ * @mask: which of them are given (IB_QP_*)
+ *
+ * Which attributes a transition takes is ib_modify_qp_is_ok()'s business;
+ * this checks the values.  Return: 0, -EINVAL, or -EOPNOTSUPP for what
+ * urdma does not implement (alternate paths).
+ */
+int urdma_qp_check_attr(const struct ib_qp_attr *attr, int mask)
+{
+	if (mask & IB_QP_ALT_PATH)
+		return -EOPNOTSUPP;
+	if ((mask & IB_QP_PATH_MIG_STATE) &&
+	    attr->path_mig_state != IB_MIG_MIGRATED)
+		return -EOPNOTSUPP;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index >= URDMA_MAX_PKEYS)
+		return -EINVAL;
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~URDMA_QP_ACCESS))
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
+		return -EINVAL;
+	if ((mask & IB_QP_TIMEOUT) && attr->timeout > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_RQ_PSN) && attr->rq_psn > URDMA_MAX_PSN)
+		return -EINVAL;
+	if ((mask & IB_QP_SQ_PSN) && attr->sq_psn > URDMA_MAX_PSN)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > URDMA_MAX_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > URDMA_MAX_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > URDMA_MAX_QPN)
+		return -EINVAL;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(urdma_qp_check_attr);
+
+/* Back to RESET: empty rings, for the engine and for the provider. */
+static void urdma_qp_reset(struct urdma_qp *qp)
+{
+	struct urdma_qp_db *db = qp->db.kva;
+
+	spin_lock_irq(&qp->sq_lock);
+	qp->sq_prod = 0;
+	spin_unlock_irq(&qp->sq_lock);
+	spin_lock_irq(&qp->rq_lock);
+	qp->rq_prod = 0;
+	spin_unlock_irq(&qp->rq_lock);
+	WRITE_ONCE(db->sq_prod, 0);
+	WRITE_ONCE(db->rq_prod, 0);
+	WRITE_ONCE(db->sq_cons, 0);
+	WRITE_ONCE(db->rq_cons, 0);
+}
+
+static void urdma_qp_apply(struct urdma_qp *qp, const struct ib_qp_attr *attr,
+			   int mask, const struct urdma_av *av)
+{
+	struct ib_qp_attr *cur = &qp->attr;
+
+	if (mask & IB_QP_PKEY_INDEX)
+		cur->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_PORT)
+		cur->port_num = attr->port_num;
+	if (mask & IB_QP_QKEY)
+		cur->qkey = attr->qkey;
+	if (mask & IB_QP_ACCESS_FLAGS)
+		cur->qp_access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PATH_MTU)
+		cur->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_TIMEOUT)
+		cur->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		cur->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		cur->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		cur->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_RQ_PSN)
+		cur->rq_psn = attr->rq_psn;
+	if (mask & IB_QP_SQ_PSN)
+		cur->sq_psn = attr->sq_psn;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		cur->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		cur->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_DEST_QPN)
+		cur->dest_qp_num = attr->dest_qp_num;
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		cur->en_sqd_async_notify = attr->en_sqd_async_notify;
+	if (mask & IB_QP_PATH_MIG_STATE)
+		cur->path_mig_state = attr->path_mig_state;
+	if (mask & IB_QP_AV) {
+		qp->av = *av;
+		qp->av_valid = true;
+	}
+	if (mask & IB_QP_STATE) {
+		if (attr->qp_state == IB_QPS_RESET)
+			urdma_qp_reset(qp);
+		WRITE_ONCE(cur->qp_state, attr->qp_state);
+		cur->cur_qp_state = attr->qp_state;
+	}
+}
+
+int urdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata)
+{
+	struct urdma_qp *qp = to_uqp(ibqp);
+	enum ib_qp_state cur, new;
+	struct urdma_av av;
+	int ret;
+
+	ret = urdma_udata_no_cmd(udata);
+	if (ret)
+		return ret;
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+
+	mutex_lock(&qp->state_lock);
+	cur = qp->attr.qp_state;
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	new = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	if (new > IB_QPS_ERR ||
+	    !ib_modify_qp_is_ok(cur, new, ibqp->qp_type, mask)) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	ret = urdma_qp_check_attr(attr, mask);
+	if (ret)
+		goto out_unlock;
+	if (mask & IB_QP_AV) {
+		ret = urdma_av_from_attr(&av, &attr->ah_attr);
+		if (ret)
+			goto out_unlock;
+	}
+	urdma_qp_apply(qp, attr, mask, &av);
+out_unlock:
+	mutex_unlock(&qp->state_lock);
+	return ret;
+}
+
+static void urdma_av_to_attr(const struct urdma_av *av,
+			     struct rdma_ah_attr *attr)
+{
+	union ib_gid dgid = av->dgid;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(attr, 1);
+	rdma_ah_set_sl(attr, av->sl);
+	rdma_ah_set_grh(attr, &dgid, av->flow_label, av->sgid_index,
+			av->hop_limit, av->traffic_class);
+	ether_addr_copy(attr->roce.dmac, av->dmac);
+}
+
+int urdma_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init)
+{
+	struct urdma_qp *qp = to_uqp(ibqp);
+
+	mutex_lock(&qp->state_lock);
+	*attr = qp->attr;
+	attr->cur_qp_state = attr->qp_state;
+	attr->cap = qp->cap;
+	if (qp->av_valid)
+		urdma_av_to_attr(&qp->av, &attr->ah_attr);
+	else
+		memset(&attr->ah_attr, 0, sizeof(attr->ah_attr));
+	memset(&attr->alt_ah_attr, 0, sizeof(attr->alt_ah_attr));
+	mutex_unlock(&qp->state_lock);
+
+	memset(init, 0, sizeof(*init));
+	init->qp_type = ibqp->qp_type;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = qp->cap;
+	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
+					     IB_SIGNAL_REQ_WR;
+	init->port_num = qp->attr.port_num;
+	return 0;
+}

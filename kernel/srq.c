@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Verbs: shared receive queues.  An SRQ is a ring of receive WQEs and a
+ * doorbell record (struct urdma_srq_db).  Setting srq_limit arms the limit
+ * event, which the engine raises once when fewer WQEs than the limit are
+ * left, disarming it (IBTA 10.2.9.4).
+ */
+#include <kunit/visibility.h>
+
+#include "urdma.h"
+#include "../uapi/rdma/urdma-abi.h"
+
+static int urdma_srq_user_init(struct urdma_srq *srq,
+			       const struct ib_srq_init_attr *init,
+			       struct ib_udata *udata)
+{
+	struct urdma_ucontext *uctx = urdma_udata_uctx(udata);
+	struct urdma_create_srq_resp resp = {};
+	struct urdma_create_srq_cmd cmd;
+	int ret;
+
+	ret = urdma_udata_get_cmd(udata, &cmd, sizeof(cmd), sizeof(cmd));
+	if (ret)
+		return ret;
+	if (cmd.comp_mask || cmd.reserved_e0 ||
+	    !urdma_ring_size_ok(cmd.nent, init->attr.max_wr,
+				URDMA_MAX_SRQ_WR) ||
+	    !IS_ALIGNED(cmd.stride, URDMA_WQE_BLOCK) ||
+	    cmd.stride < urdma_recv_stride(init->attr.max_sge) ||
+	    cmd.stride > URDMA_MAX_WQE_BLOCKS * URDMA_WQE_BLOCK)
+		return -EINVAL;
+
+	ret = urdma_ring_init_user(uctx, &srq->ring, cmd.buf_addr, cmd.nent,
+				   cmd.stride);
+	if (ret)
+		return ret;
+	ret = urdma_db_init_user(uctx, &srq->db, cmd.db_addr);
+	if (ret)
+		goto err_ring;
+
+	resp.srqn = srq->srqn;
+	ret = urdma_udata_put_resp(udata, &resp, sizeof(resp));
+	if (ret)
+		goto err_db;
+	return 0;
+
+err_db:
+	urdma_db_destroy(uctx, &srq->db);
+err_ring:
+	urdma_ring_destroy(uctx, &srq->ring);
+	return ret;
+}
+
+static int urdma_srq_kernel_init(struct urdma_srq *srq,
+				 const struct ib_srq_init_attr *init)
+{
+	int ret;
+
+	ret = urdma_ring_init_kernel(&srq->ring,
+				     roundup_pow_of_two(init->attr.max_wr),
+				     urdma_recv_stride(init->attr.max_sge));
+	if (ret)
+		return ret;
+	ret = urdma_db_init_kernel(&srq->db);
+	if (ret)
+		urdma_ring_destroy(NULL, &srq->ring);
+	return ret;
+}
+
+int urdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata)
+{
+	struct urdma_dev *udev = to_udev(ibsrq->device);
+	struct urdma_srq *srq = to_usrq(ibsrq);
+	struct ib_srq_attr *attr = &init->attr;
+	int ret, id;
+
+	if (init->srq_type != IB_SRQT_BASIC)
+		return -EOPNOTSUPP;
+	if (attr->max_wr < 1 || attr->max_wr > URDMA_MAX_SRQ_WR ||
+	    attr->max_sge > URDMA_MAX_SRQ_SGE)
+		return -EINVAL;
+
+	if (atomic_inc_return(&udev->nr_srq) > URDMA_MAX_SRQ) {
+		ret = -ENOMEM;
+		goto err_count;
+	}
+	id = ida_alloc_max(&udev->srq_ida, URDMA_MAX_SRQ - 1, GFP_KERNEL);
+	if (id < 0) {
+		ret = id;
+		goto err_count;
+	}
+	srq->srqn = id;
+	spin_lock_init(&srq->lock);
+
+	if (udata)
+		ret = urdma_srq_user_init(srq, init, udata);
+	else
+		ret = urdma_srq_kernel_init(srq, init);
+	if (ret)
+		goto err_srqn;
+
+	srq->max_sge = min_t(u32, URDMA_MAX_SRQ_SGE,
+			     (srq->ring.stride - sizeof(struct urdma_recv_wqe)) /
+			     URDMA_SGE_SIZE);
+	/* The limit is not armed at creation (IBTA o10-28). */
+	srq->limit = 0;
+	attr->max_wr = srq->ring.nent;
+	attr->max_sge = srq->max_sge;
+	return 0;
+
+err_srqn:
+	ida_free(&udev->srq_ida, srq->srqn);
+err_count:
+	atomic_dec(&udev->nr_srq);
+	return ret;
+}
+
+int urdma_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct urdma_srq *srq = to_usrq(ibsrq);
+	int ret;
+
+	ret = urdma_udata_no_cmd(udata);
+	if (ret)
+		return ret;
+	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
+		return -EINVAL;
+	/* Resizing is not supported (no IB_DEVICE_SRQ_RESIZE). */
+	if (mask & IB_SRQ_MAX_WR)
+		return -EOPNOTSUPP;
+	if (mask & IB_SRQ_LIMIT) {
+		if (attr->srq_limit > srq->ring.nent)
+			return -EINVAL;
+		spin_lock_irq(&srq->lock);
+		WRITE_ONCE(srq->limit, attr->srq_limit);
+		spin_unlock_irq(&srq->lock);
+	}
+	return 0;
+}
+
+int urdma_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct urdma_srq *srq = to_usrq(ibsrq);
+
+	attr->max_wr = srq->ring.nent;
+	attr->max_sge = srq->max_sge;
+	attr->srq_limit = READ_ONCE(srq->limit);
+	return 0;
+}
+
+int urdma_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct urdma_ucontext *uctx = urdma_udata_uctx(udata);
+	struct urdma_dev *udev = to_udev(ibsrq->device);
+	struct urdma_srq *srq = to_usrq(ibsrq);
+
+	urdma_db_destroy(uctx, &srq->db);
+	urdma_ring_destroy(uctx, &srq->ring);
+	ida_free(&udev->srq_ida, srq->srqn);
+	atomic_dec(&udev->nr_srq);
+	return 0;
+}
+
+/* Kernel SRQs only; user SRQs post in user space. */
+int urdma_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr)
+{
+	struct urdma_srq *srq = to_usrq(ibsrq);
+	struct urdma_srq_db *db = srq->db.kva;
+	unsigned long flags;
+	int ret = 0;
+
+	if (srq->ring.umem) {
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
+	}
+	spin_lock_irqsave(&srq->lock, flags);
+	for (; wr; wr = wr->next) {
+		if (srq->prod - READ_ONCE(db->cons) >= srq->ring.nent) {
+			ret = -ENOMEM;
+			break;
+		}
+		ret = urdma_write_recv_wqe(&srq->ring, srq->prod, srq->max_sge,
+					   wr);
+		if (ret)
+			break;
+		srq->prod++;
+	}
+	/* The WQEs before the index that publishes them. */
+	smp_store_release(&db->prod, srq->prod);
+	spin_unlock_irqrestore(&srq->lock, flags);
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}
