@@ -5,8 +5,13 @@
 #ifndef __URDMA_H__
 #define __URDMA_H__
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include <ccan/list.h>
+#include <ccan/minmax.h>
 #include <infiniband/driver.h>
 #include <util/util.h>
 
@@ -19,6 +24,7 @@ struct urdma_device {
 /*
  * Limits the kernel enforces on user queues, from
  * struct urdma_alloc_ucontext_resp.  Read-only after alloc_context.
+ * db_pages (the doorbell-record pages, see db.c) is protected by db_mutex.
  */
 struct urdma_context {
 	struct verbs_context ibvctx;
@@ -29,6 +35,70 @@ struct urdma_context {
 	uint32_t max_cqe;
 	uint32_t max_srq_wr;
 	uint32_t page_shift;		/* ring and doorbell alignment */
+	size_t page_size;		/* 1 << page_shift, at least a CPU page */
+
+	pthread_mutex_t db_mutex;
+	struct list_head db_pages;	/* struct urdma_db_page */
+};
+
+/* A ring: page-aligned, a whole number of pages, zeroed, MADV_DONTFORK. */
+struct urdma_buf {
+	void *buf;
+	size_t size;
+};
+
+/*
+ * A CQ.  lock serializes the consumer (poll_cq, the cq_ex polling
+ * functions from start_poll to end_poll, resize_cq).  cons is the
+ * free-running consumer index, published to db->cons with release
+ * semantics; cur is the CQE that the cq_ex read_* functions look at.
+ */
+struct urdma_cq {
+	struct verbs_cq vcq;
+	pthread_spinlock_t lock;
+	struct urdma_buf ring;
+	struct urdma_cqe *cqes;		/* ring.buf */
+	uint32_t nent;			/* a power of two */
+	uint32_t cons;
+	struct urdma_cq_db *db;
+	uint32_t cqn;
+	atomic_uint arm_sn;		/* arm requests, URDMA_CQ_ARM_SN_SHIFT */
+	struct urdma_cqe *cur;
+};
+
+/*
+ * A work queue (SQ, RQ, SRQ): nent WQEs of stride bytes.  head counts the
+ * WQEs posted (free-running, mirrored into the doorbell record's producer
+ * index); lock serializes the posting verbs.
+ */
+struct urdma_wq {
+	struct urdma_buf ring;
+	uint32_t nent;			/* a power of two */
+	uint32_t stride;		/* a multiple of URDMA_WQE_BLOCK */
+	uint32_t head;
+	uint32_t max_sge;
+	uint32_t max_inline;		/* SQ only */
+	pthread_spinlock_t lock;
+};
+
+/* A QP.  rq is unused (no ring) when the QP has an SRQ. */
+struct urdma_qp {
+	struct verbs_qp vqp;
+	struct urdma_wq sq;
+	struct urdma_wq rq;
+	struct urdma_qp_db *db;
+};
+
+struct urdma_srq {
+	struct verbs_srq vsrq;
+	struct urdma_wq rq;
+	struct urdma_srq_db *db;
+	uint32_t srqn;
+};
+
+struct urdma_ah {
+	struct ibv_ah ibvah;
+	uint32_t ah_num;		/* names the AH in UD send WQEs */
 };
 
 struct urdma_pd {
@@ -45,6 +115,84 @@ static inline struct urdma_pd *to_urdma_pd(struct ibv_pd *ibvpd)
 {
 	return container_of(ibvpd, struct urdma_pd, ibvpd);
 }
+
+static inline struct urdma_cq *to_urdma_cq(struct ibv_cq *ibvcq)
+{
+	return container_of(ibvcq, struct urdma_cq, vcq.cq);
+}
+
+static inline struct urdma_cq *cq_ex_to_urdma_cq(struct ibv_cq_ex *ibvcq)
+{
+	return container_of(ibvcq, struct urdma_cq, vcq.cq_ex);
+}
+
+static inline struct urdma_qp *to_urdma_qp(struct ibv_qp *ibvqp)
+{
+	return container_of(ibvqp, struct urdma_qp, vqp.qp);
+}
+
+static inline struct urdma_srq *to_urdma_srq(struct ibv_srq *ibvsrq)
+{
+	return container_of(ibvsrq, struct urdma_srq, vsrq.srq);
+}
+
+static inline struct urdma_ah *to_urdma_ah(struct ibv_ah *ibvah)
+{
+	return container_of(ibvah, struct urdma_ah, ibvah);
+}
+
+/* db.c */
+void urdma_db_init(struct urdma_context *ctx);
+void urdma_db_cleanup(struct urdma_context *ctx);
+void *urdma_alloc_db(struct urdma_context *ctx);
+void urdma_free_db(struct urdma_context *ctx, void *db);
+int urdma_alloc_buf(struct urdma_context *ctx, struct urdma_buf *buf,
+		    size_t size);
+void urdma_free_buf(struct urdma_buf *buf);
+
+/* cq.c */
+struct ibv_cq *urdma_create_cq(struct ibv_context *ibvctx, int cqe,
+			       struct ibv_comp_channel *channel,
+			       int comp_vector);
+struct ibv_cq_ex *urdma_create_cq_ex(struct ibv_context *ibvctx,
+				     struct ibv_cq_init_attr_ex *attr);
+int urdma_resize_cq(struct ibv_cq *ibvcq, int cqe);
+int urdma_destroy_cq(struct ibv_cq *ibvcq);
+int urdma_poll_cq(struct ibv_cq *ibvcq, int ne, struct ibv_wc *wc);
+int urdma_req_notify_cq(struct ibv_cq *ibvcq, int solicited_only);
+
+/* The stride of an RQ or SRQ whose WQEs hold max_sge SGEs. */
+static inline uint32_t urdma_recv_stride(uint32_t max_sge)
+{
+	return align(sizeof(struct urdma_recv_wqe) + max_sge * URDMA_SGE_SIZE,
+		     URDMA_WQE_BLOCK);
+}
+
+/* qp.c */
+int urdma_wq_init(struct urdma_context *ctx, struct urdma_wq *wq,
+		  uint32_t nent, uint32_t stride);
+void urdma_wq_destroy(struct urdma_wq *wq);
+struct ibv_qp *urdma_create_qp(struct ibv_pd *pd,
+			       struct ibv_qp_init_attr *attr);
+struct ibv_qp *urdma_create_qp_ex(struct ibv_context *ibvctx,
+				  struct ibv_qp_init_attr_ex *attr);
+int urdma_modify_qp(struct ibv_qp *ibvqp, struct ibv_qp_attr *attr,
+		    int attr_mask);
+int urdma_query_qp(struct ibv_qp *ibvqp, struct ibv_qp_attr *attr,
+		   int attr_mask, struct ibv_qp_init_attr *init_attr);
+int urdma_destroy_qp(struct ibv_qp *ibvqp);
+
+/* srq.c */
+struct ibv_srq *urdma_create_srq(struct ibv_pd *pd,
+				 struct ibv_srq_init_attr *attr);
+int urdma_modify_srq(struct ibv_srq *ibvsrq, struct ibv_srq_attr *attr,
+		     int attr_mask);
+int urdma_query_srq(struct ibv_srq *ibvsrq, struct ibv_srq_attr *attr);
+int urdma_destroy_srq(struct ibv_srq *ibvsrq);
+
+/* ah.c */
+struct ibv_ah *urdma_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int urdma_destroy_ah(struct ibv_ah *ibvah);
 
 /* verbs.c */
 int urdma_query_device_ex(struct ibv_context *ibvctx,

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * urdma provider: queue pairs.
+ *
+ * The SQ and RQ rings are user memory (see db.c) that the kernel pins; the
+ * doorbell record holds the producer indices the provider writes and the
+ * consumer indices the engine writes.  A QP with an SRQ has no RQ ring.
+ *
+ * Posting (post_send, post_recv and the ibv_wr_* API) comes with the
+ * engine; until then libibverbs answers those verbs with EOPNOTSUPP.  The
+ * per-queue state they need (ring, nent, stride, head, lock) is set up
+ * here.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "urdma.h"
+
+enum {
+	URDMA_QP_SUP_COMP_MASK = IBV_QP_INIT_ATTR_PD |
+				 IBV_QP_INIT_ATTR_CREATE_FLAGS,
+	/* Known to libibverbs, so EOPNOTSUPP rather than EINVAL. */
+	URDMA_QP_KNOWN_COMP_MASK = IBV_QP_INIT_ATTR_PD |
+				   IBV_QP_INIT_ATTR_XRCD |
+				   IBV_QP_INIT_ATTR_CREATE_FLAGS |
+				   IBV_QP_INIT_ATTR_MAX_TSO_HEADER |
+				   IBV_QP_INIT_ATTR_IND_TABLE |
+				   IBV_QP_INIT_ATTR_RX_HASH |
+				   IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+	URDMA_MAX_STRIDE = URDMA_MAX_WQE_BLOCKS * URDMA_WQE_BLOCK,
+};
+
+/*
+ * Set up a work queue of nent WQEs of stride bytes; nent 0 (the RQ of a
+ * QP with an SRQ) gets no ring.  Returns an errno.
+ */
+int urdma_wq_init(struct urdma_context *ctx, struct urdma_wq *wq,
+		  uint32_t nent, uint32_t stride)
+{
+	int err;
+
+	err = pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (err)
+		return err;
+
+	if (nent) {
+		err = urdma_alloc_buf(ctx, &wq->ring, (size_t)nent * stride);
+		if (err) {
+			pthread_spin_destroy(&wq->lock);
+			return err;
+		}
+	}
+
+	wq->nent = nent;
+	wq->stride = stride;
+	wq->head = 0;
+	return 0;
+}
+
+void urdma_wq_destroy(struct urdma_wq *wq)
+{
+	urdma_free_buf(&wq->ring);
+	pthread_spin_destroy(&wq->lock);
+}
+
+static void urdma_wq_reset(struct urdma_wq *wq)
+{
+	pthread_spin_lock(&wq->lock);
+	wq->head = 0;
+	pthread_spin_unlock(&wq->lock);
+}
+
+static uint32_t urdma_send_stride(const struct ibv_qp_cap *cap)
+{
+	return align(sizeof(struct urdma_send_wqe) +
+		     max_t(uint32_t, cap->max_send_sge * URDMA_SGE_SIZE,
+			   cap->max_inline_data),
+		     URDMA_WQE_BLOCK);
+}
+
+static int urdma_qp_check_attr(struct urdma_context *ctx,
+			       const struct ibv_qp_init_attr_ex *attr)
+{
+	const struct ibv_qp_cap *cap = &attr->cap;
+
+	if (!check_comp_mask(attr->comp_mask, URDMA_QP_KNOWN_COMP_MASK))
+		return EINVAL;
+	/*
+	 * IBV_QP_INIT_ATTR_SEND_OPS_FLAGS (the ibv_wr_* API) comes with
+	 * the engine, along with post_send.
+	 */
+	if (!check_comp_mask(attr->comp_mask, URDMA_QP_SUP_COMP_MASK))
+		return EOPNOTSUPP;
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
+		return EINVAL;
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	    attr->create_flags)
+		return EOPNOTSUPP;
+
+	switch (attr->qp_type) {
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
+	case IBV_QPT_UD:
+		break;
+	default:
+		return EOPNOTSUPP;
+	}
+
+	if (cap->max_send_wr > ctx->max_qp_wr ||
+	    cap->max_send_sge > ctx->max_sge ||
+	    cap->max_inline_data > ctx->max_inline_data)
+		return EINVAL;
+	if (urdma_send_stride(cap) > URDMA_MAX_STRIDE)
+		return EINVAL;
+
+	/* With an SRQ, the receive capabilities are ignored. */
+	if (attr->srq)
+		return 0;
+	if (cap->max_recv_wr > ctx->max_qp_wr ||
+	    cap->max_recv_sge > ctx->max_sge)
+		return EINVAL;
+	if (urdma_recv_stride(cap->max_recv_sge) > URDMA_MAX_STRIDE)
+		return EINVAL;
+	return 0;
+}
+
+static struct urdma_qp *urdma_qp_create(struct ibv_context *ibvctx,
+					struct ibv_qp_init_attr_ex *attr)
+{
+	struct urdma_context *ctx = to_urdma_ctx(ibvctx);
+	struct urdma_cmd_create_qp_resp resp = {};
+	struct urdma_cmd_create_qp cmd = {};
+	uint32_t sq_nent, sq_stride, rq_nent, rq_stride;
+	struct ibv_qp_cap *cap = &attr->cap;
+	struct urdma_qp *qp;
+	int err;
+
+	err = urdma_qp_check_attr(ctx, attr);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+
+	sq_nent = roundup_pow_of_two(max_t(uint32_t, cap->max_send_wr, 1));
+	sq_stride = urdma_send_stride(cap);
+	if (attr->srq) {
+		/* The kernel reports 0 for these; ask for what we get. */
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+		rq_nent = 0;
+		rq_stride = 0;
+	} else {
+		rq_nent = roundup_pow_of_two(max_t(uint32_t,
+						   cap->max_recv_wr, 1));
+		rq_stride = urdma_recv_stride(cap->max_recv_sge);
+	}
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	err = urdma_wq_init(ctx, &qp->sq, sq_nent, sq_stride);
+	if (err)
+		goto err_free_qp;
+
+	err = urdma_wq_init(ctx, &qp->rq, rq_nent, rq_stride);
+	if (err)
+		goto err_destroy_sq;
+
+	qp->db = urdma_alloc_db(ctx);
+	if (!qp->db) {
+		err = errno;
+		goto err_destroy_rq;
+	}
+
+	cmd.sq_buf_addr = (uintptr_t)qp->sq.ring.buf;
+	cmd.rq_buf_addr = (uintptr_t)qp->rq.ring.buf;
+	cmd.db_addr = (uintptr_t)qp->db;
+	cmd.sq_nent = sq_nent;
+	cmd.sq_stride = sq_stride;
+	cmd.rq_nent = rq_nent;
+	cmd.rq_stride = rq_stride;
+	/* Writes the capabilities the kernel granted back into attr->cap. */
+	err = ibv_cmd_create_qp_ex2(ibvctx, &qp->vqp, attr, &cmd.ibv_cmd,
+				    sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (err)
+		goto err_free_db;
+
+	qp->sq.max_sge = cap->max_send_sge;
+	qp->sq.max_inline = cap->max_inline_data;
+	qp->rq.max_sge = cap->max_recv_sge;
+	return qp;
+
+err_free_db:
+	urdma_free_db(ctx, qp->db);
+err_destroy_rq:
+	urdma_wq_destroy(&qp->rq);
+err_destroy_sq:
+	urdma_wq_destroy(&qp->sq);
+err_free_qp:
+	free(qp);
+	errno = err;
+	return NULL;
+}
+
+struct ibv_qp *urdma_create_qp(struct ibv_pd *pd,
+			       struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex attr_ex = {};
+	struct urdma_qp *qp;
+
+	memcpy(&attr_ex, attr, sizeof(*attr));
+	attr_ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	attr_ex.pd = pd;
+	qp = urdma_qp_create(pd->context, &attr_ex);
+	if (!qp)
+		return NULL;
+
+	attr->cap = attr_ex.cap;
+	return &qp->vqp.qp;
+}
+
+struct ibv_qp *urdma_create_qp_ex(struct ibv_context *ibvctx,
+				  struct ibv_qp_init_attr_ex *attr)
+{
+	struct urdma_qp *qp;
+
+	qp = urdma_qp_create(ibvctx, attr);
+	return qp ? &qp->vqp.qp : NULL;
+}
+
+/*
+ * Moving to RESET zeroes the engine's indices and the doorbell record;
+ * the provider starts over too.
+ */
+int urdma_modify_qp(struct ibv_qp *ibvqp, struct ibv_qp_attr *attr,
+		    int attr_mask)
+{
+	struct urdma_qp *qp = to_urdma_qp(ibvqp);
+	struct ibv_modify_qp cmd = {};
+	int err;
+
+	err = ibv_cmd_modify_qp(ibvqp, attr, attr_mask, &cmd, sizeof(cmd));
+	if (err)
+		return err;
+
+	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+		urdma_wq_reset(&qp->sq);
+		urdma_wq_reset(&qp->rq);
+	}
+	return 0;
+}
+
+int urdma_query_qp(struct ibv_qp *ibvqp, struct ibv_qp_attr *attr,
+		   int attr_mask, struct ibv_qp_init_attr *init_attr)
+{
+	struct ibv_query_qp cmd = {};
+
+	return ibv_cmd_query_qp(ibvqp, attr, attr_mask, init_attr, &cmd,
+				sizeof(cmd));
+}
+
+int urdma_destroy_qp(struct ibv_qp *ibvqp)
+{
+	struct urdma_context *ctx = to_urdma_ctx(ibvqp->context);
+	struct urdma_qp *qp = to_urdma_qp(ibvqp);
+	int err;
+
+	err = ibv_cmd_destroy_qp(ibvqp);
+	if (err)
+		return err;
+
+	urdma_free_db(ctx, qp->db);
+	urdma_wq_destroy(&qp->rq);
+	urdma_wq_destroy(&qp->sq);
+	free(qp);
+	return 0;
+}

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * urdma provider: shared receive queues.  The ring holds receive WQEs in
+ * the RQ format; post_srq_recv comes with the engine.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "urdma.h"
+
+struct ibv_srq *urdma_create_srq(struct ibv_pd *pd,
+				 struct ibv_srq_init_attr *attr)
+{
+	struct urdma_context *ctx = to_urdma_ctx(pd->context);
+	struct urdma_cmd_create_srq_resp resp = {};
+	struct urdma_cmd_create_srq cmd = {};
+	struct urdma_srq *srq;
+	uint32_t nent, stride;
+	int err;
+
+	if (!attr->attr.max_wr || attr->attr.max_wr > ctx->max_srq_wr ||
+	    attr->attr.max_sge > ctx->max_sge) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	nent = roundup_pow_of_two(attr->attr.max_wr);
+	stride = urdma_recv_stride(attr->attr.max_sge);
+	if (stride > URDMA_MAX_WQE_BLOCKS * URDMA_WQE_BLOCK) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	err = urdma_wq_init(ctx, &srq->rq, nent, stride);
+	if (err)
+		goto err_free_srq;
+
+	srq->db = urdma_alloc_db(ctx);
+	if (!srq->db) {
+		err = errno;
+		goto err_destroy_rq;
+	}
+
+	cmd.nent = nent;
+	cmd.buf_addr = (uintptr_t)srq->rq.ring.buf;
+	cmd.db_addr = (uintptr_t)srq->db;
+	cmd.stride = stride;
+	/* Writes the granted max_wr and max_sge back into attr->attr. */
+	err = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd.ibv_cmd,
+				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (err)
+		goto err_free_db;
+
+	srq->srqn = resp.srqn;
+	srq->rq.max_sge = attr->attr.max_sge;
+	return &srq->vsrq.srq;
+
+err_free_db:
+	urdma_free_db(ctx, srq->db);
+err_destroy_rq:
+	urdma_wq_destroy(&srq->rq);
+err_free_srq:
+	free(srq);
+	errno = err;
+	return NULL;
+}
+
+int urdma_modify_srq(struct ibv_srq *ibvsrq, struct ibv_srq_attr *attr,
+		     int attr_mask)
+{
+	struct ibv_modify_srq cmd = {};
+
+	return ibv_cmd_modify_srq(ibvsrq, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+int urdma_query_srq(struct ibv_srq *ibvsrq, struct ibv_srq_attr *attr)
+{
+	struct ibv_query_srq cmd = {};
+
+	return ibv_cmd_query_srq(ibvsrq, attr, &cmd, sizeof(cmd));
+}
+
+int urdma_destroy_srq(struct ibv_srq *ibvsrq)
+{
+	struct urdma_context *ctx = to_urdma_ctx(ibvsrq->context);
+	struct urdma_srq *srq = to_urdma_srq(ibvsrq);
+	int err;
+
+	err = ibv_cmd_destroy_srq(ibvsrq);
+	if (err)
+		return err;
+
+	urdma_free_db(ctx, srq->db);
+	urdma_wq_destroy(&srq->rq);
+	free(srq);
+	return 0;
+}
