@@ -73,8 +73,8 @@ void urdma_fill_device_attr(struct ib_device_attr *attr)
 		       URDMA_FW_VER_SUB;
 	attr->max_mr_size = URDMA_MAX_MR_SIZE;
 	attr->page_size_cap = URDMA_PAGE_SIZE_CAP;
-	attr->vendor_id = 0;
-	attr->vendor_part_id = 0;
+	attr->vendor_id = URDMA_VENDOR_ID;
+	attr->vendor_part_id = URDMA_VENDOR_PART_ID;
 	attr->hw_ver = 0;
 	attr->max_qp = URDMA_MAX_QP;
 	attr->max_qp_wr = URDMA_MAX_QP_WR;

@@ -47,6 +47,13 @@ enum urdma_limits {
 	URDMA_MAX_FAST_REG_PAGES = 512,
 };
 
+/*
+ * A software device has no IEEE OUI; rdma-core's tests require a non-zero
+ * vendor_id.  0x7572 is "ur".
+ */
+#define URDMA_VENDOR_ID		0x7572
+#define URDMA_VENDOR_PART_ID	1
+
 #define URDMA_MAX_MR_SIZE	BIT_ULL(40)
 #define URDMA_MAX_MSG_SIZE	BIT(31)
 #define URDMA_PAGE_SIZE_CAP	(SZ_4K | SZ_2M | SZ_1G)

@@ -163,6 +163,10 @@ for lane in "${LANES[@]}"; do
 	ts=$((ts + SKIP[$lane]))
 done
 echo
-[ $tf -eq 0 ] || grep -h '^not ok' "$OUT"/*.tap | sed 's/^/FAILED: /'
+if [ $tf -ne 0 ]; then
+	for lane in "${LANES[@]}"; do
+		grep -h '^not ok' "$OUT/$lane.tap" | sed 's/^/FAILED: /'
+	done
+fi
 echo "$tp passed, $tf failed, $ts skipped"
 [ $tf -eq 0 ]

@@ -9,7 +9,7 @@ TOP=$(cd "$HERE/../.." && pwd)
 RESULTS=${URDMA_RESULTS:-$TOP/build/results/guest-${URDMA_KERNEL:-unknown}}
 mkdir -p "$RESULTS"
 
-ALL=(verbs abi tools link cycles)
+ALL=(verbs abi tools rdmacore link cycles)
 TESTS=("${@:-${ALL[@]}}")
 rc=0
 

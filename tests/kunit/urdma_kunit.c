@@ -10,6 +10,7 @@
 #include <net/net_namespace.h>
 
 #include "urdma.h"
+#include "../uapi/rdma/urdma-abi.h"
 
 /* ---- urdma_mtu_from_netdev ------------------------------------------ */
 
@@ -93,7 +94,7 @@ static void urdma_test_device_attr(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, attr.kernel_cap_flags & IBK_ALLOW_USER_UNREG);
 	/* Nothing uninitialised survives (the 0xa5 poison is gone). */
 	KUNIT_EXPECT_EQ(test, attr.sys_image_guid, 0);
-	KUNIT_EXPECT_EQ(test, attr.vendor_id, 0);
+	KUNIT_EXPECT_EQ(test, attr.vendor_id, 0x7572);
 	/* Not claimed until implemented. */
 	KUNIT_EXPECT_EQ(test, attr.atomic_cap, IB_ATOMIC_NONE);
 }
@@ -447,15 +448,467 @@ static void urdma_test_dev_frmr(struct kunit *test)
 	ib_dealloc_pd(pd);
 }
 
-static void urdma_test_dev_unsupported(struct kunit *test)
+/* One attribute at one value, and the errno urdma_qp_check_attr gives. */
+struct urdma_attr_case {
+	const char *name;
+	int mask;
+	void (*set)(struct ib_qp_attr *attr, u32 v);
+	u32 value;
+	int expect;
+};
+
+#define URDMA_ATTR_SETTER(field) \
+	static void urdma_set_##field(struct ib_qp_attr *a, u32 v) \
+	{ a->field = v; }
+URDMA_ATTR_SETTER(path_mtu)
+URDMA_ATTR_SETTER(timeout)
+URDMA_ATTR_SETTER(retry_cnt)
+URDMA_ATTR_SETTER(rnr_retry)
+URDMA_ATTR_SETTER(min_rnr_timer)
+URDMA_ATTR_SETTER(sq_psn)
+URDMA_ATTR_SETTER(rq_psn)
+URDMA_ATTR_SETTER(max_rd_atomic)
+URDMA_ATTR_SETTER(max_dest_rd_atomic)
+URDMA_ATTR_SETTER(dest_qp_num)
+URDMA_ATTR_SETTER(pkey_index)
+URDMA_ATTR_SETTER(port_num)
+URDMA_ATTR_SETTER(qp_access_flags)
+URDMA_ATTR_SETTER(path_mig_state)
+
+#define AC(m, f, v, e) { #f "=" #v, m, urdma_set_##f, v, e }
+static const struct urdma_attr_case urdma_attr_cases[] = {
+	AC(IB_QP_PATH_MTU, path_mtu, 0, -EINVAL),
+	AC(IB_QP_PATH_MTU, path_mtu, IB_MTU_256, 0),
+	AC(IB_QP_PATH_MTU, path_mtu, IB_MTU_4096, 0),
+	AC(IB_QP_PATH_MTU, path_mtu, IB_MTU_4096 + 1, -EINVAL),
+	AC(IB_QP_TIMEOUT, timeout, 31, 0),
+	AC(IB_QP_TIMEOUT, timeout, 32, -EINVAL),
+	AC(IB_QP_RETRY_CNT, retry_cnt, 7, 0),
+	AC(IB_QP_RETRY_CNT, retry_cnt, 8, -EINVAL),
+	AC(IB_QP_RNR_RETRY, rnr_retry, 7, 0),
+	AC(IB_QP_RNR_RETRY, rnr_retry, 8, -EINVAL),
+	AC(IB_QP_MIN_RNR_TIMER, min_rnr_timer, 31, 0),
+	AC(IB_QP_MIN_RNR_TIMER, min_rnr_timer, 32, -EINVAL),
+	AC(IB_QP_SQ_PSN, sq_psn, 0xffffff, 0),
+	AC(IB_QP_SQ_PSN, sq_psn, 0x1000000, -EINVAL),
+	AC(IB_QP_RQ_PSN, rq_psn, 0xffffff, 0),
+	AC(IB_QP_RQ_PSN, rq_psn, 0x1000000, -EINVAL),
+	AC(IB_QP_MAX_QP_RD_ATOMIC, max_rd_atomic, URDMA_MAX_RD_ATOM, 0),
+	AC(IB_QP_MAX_QP_RD_ATOMIC, max_rd_atomic, URDMA_MAX_RD_ATOM + 1,
+	   -EINVAL),
+	AC(IB_QP_MAX_DEST_RD_ATOMIC, max_dest_rd_atomic, URDMA_MAX_RD_ATOM, 0),
+	AC(IB_QP_MAX_DEST_RD_ATOMIC, max_dest_rd_atomic, URDMA_MAX_RD_ATOM + 1,
+	   -EINVAL),
+	AC(IB_QP_DEST_QPN, dest_qp_num, 0xffffff, 0),
+	AC(IB_QP_DEST_QPN, dest_qp_num, 0x1000000, -EINVAL),
+	AC(IB_QP_PKEY_INDEX, pkey_index, 0, 0),
+	AC(IB_QP_PKEY_INDEX, pkey_index, 1, -EINVAL),
+	AC(IB_QP_PORT, port_num, 1, 0),
+	AC(IB_QP_PORT, port_num, 2, -EINVAL),
+	AC(IB_QP_ACCESS_FLAGS, qp_access_flags, IB_ACCESS_REMOTE_WRITE |
+	   IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC, 0),
+	AC(IB_QP_ACCESS_FLAGS, qp_access_flags, IB_ACCESS_ON_DEMAND, -EINVAL),
+	AC(IB_QP_PATH_MIG_STATE, path_mig_state, IB_MIG_MIGRATED, 0),
+	AC(IB_QP_PATH_MIG_STATE, path_mig_state, IB_MIG_REARM, -EOPNOTSUPP),
+	AC(IB_QP_ALT_PATH, timeout, 0, -EOPNOTSUPP),
+	/* A value outside the mask is not looked at. */
+	AC(IB_QP_SQ_PSN, timeout, 99, 0),
+};
+
+static void urdma_attr_case_desc(const struct urdma_attr_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(urdma_attr, urdma_attr_cases, urdma_attr_case_desc);
+
+static void urdma_test_qp_check_attr(struct kunit *test)
+{
+	const struct urdma_attr_case *c = test->param_value;
+	struct ib_qp_attr attr = {};
+
+	c->set(&attr, c->value);
+	KUNIT_EXPECT_EQ(test, urdma_qp_check_attr(&attr, c->mask), c->expect);
+}
+
+static void urdma_test_ring_geometry(struct kunit *test)
+{
+	/* Send WQEs: 64-byte header plus SGEs or inline, whole blocks. */
+	KUNIT_EXPECT_EQ(test, urdma_send_stride(0, 0), 64);
+	KUNIT_EXPECT_EQ(test, urdma_send_stride(1, 0), 128);
+	KUNIT_EXPECT_EQ(test, urdma_send_stride(4, 0), 128);
+	KUNIT_EXPECT_EQ(test, urdma_send_stride(5, 0), 192);
+	KUNIT_EXPECT_EQ(test, urdma_send_stride(1, 100), 192);
+	KUNIT_EXPECT_EQ(test, urdma_send_stride(URDMA_MAX_SGE, URDMA_MAX_INLINE),
+			URDMA_MAX_WQE_BLOCKS * URDMA_WQE_BLOCK);
+	/* Receive WQEs: 16-byte header plus SGEs. */
+	KUNIT_EXPECT_EQ(test, urdma_recv_stride(0), 64);
+	KUNIT_EXPECT_EQ(test, urdma_recv_stride(3), 64);
+	KUNIT_EXPECT_EQ(test, urdma_recv_stride(4), 128);
+	KUNIT_EXPECT_EQ(test, urdma_recv_stride(URDMA_MAX_SGE),
+			URDMA_MAX_WQE_BLOCKS * URDMA_WQE_BLOCK);
+
+	KUNIT_EXPECT_TRUE(test, urdma_ring_size_ok(1, 1, 4));
+	KUNIT_EXPECT_TRUE(test, urdma_ring_size_ok(4, 3, 4));
+	KUNIT_EXPECT_FALSE(test, urdma_ring_size_ok(0, 0, 4));
+	KUNIT_EXPECT_FALSE(test, urdma_ring_size_ok(3, 3, 4));
+	KUNIT_EXPECT_FALSE(test, urdma_ring_size_ok(2, 3, 4));
+	KUNIT_EXPECT_FALSE(test, urdma_ring_size_ok(8, 3, 4));
+	KUNIT_EXPECT_FALSE(test, urdma_ring_size_ok(BIT(31), 1, BIT(30)));
+
+	/* CQE opcodes are ibv_wc_opcode values; the kernel's may differ. */
+	KUNIT_EXPECT_EQ(test, urdma_cqe_to_wc_opcode(URDMA_CQE_SEND), IB_WC_SEND);
+	KUNIT_EXPECT_EQ(test, urdma_cqe_to_wc_opcode(URDMA_CQE_REG_MR),
+			IB_WC_REG_MR);
+	KUNIT_EXPECT_EQ(test, urdma_cqe_to_wc_opcode(URDMA_CQE_RECV_RDMA_IMM),
+			IB_WC_RECV_RDMA_WITH_IMM);
+	KUNIT_EXPECT_EQ(test, urdma_cqe_to_wc_opcode(200), -EINVAL);
+}
+
+static void urdma_test_kernel_ring(struct kunit *test)
+{
+	struct urdma_ring ring = {};
+	struct urdma_db db = {};
+
+	KUNIT_EXPECT_EQ(test, urdma_ring_init_kernel(&ring, 3, 64), -EINVAL);
+	KUNIT_ASSERT_EQ(test, urdma_ring_init_kernel(&ring, 8, 64), 0);
+	KUNIT_EXPECT_EQ(test, ring.log_nent, 3);
+	KUNIT_EXPECT_PTR_EQ(test, urdma_ring_entry(&ring, 9),
+			    ring.buf + 64);
+	KUNIT_EXPECT_EQ(test, urdma_ring_phase(&ring, 7), 1);
+	KUNIT_EXPECT_EQ(test, urdma_ring_phase(&ring, 8), 0);
+	KUNIT_EXPECT_EQ(test, urdma_ring_phase(&ring, 16), 1);
+	urdma_ring_destroy(NULL, &ring);
+	KUNIT_EXPECT_NULL(test, ring.buf);
+	urdma_ring_destroy(NULL, &ring);	/* idempotent */
+
+	KUNIT_ASSERT_EQ(test, urdma_db_init_kernel(&db), 0);
+	KUNIT_EXPECT_NOT_NULL(test, db.kva);
+	urdma_db_destroy(NULL, &db);
+	KUNIT_EXPECT_NULL(test, db.kva);
+}
+
+/* A kernel CQ and a PD on the fixture's device, undone by kunit actions. */
+static struct ib_cq *urdma_test_cq(struct kunit *test, int cqe)
 {
 	struct urdma_dev_fixture *fx = test->priv;
 	struct ib_cq *cq;
 
-	/* Objects that do not exist yet fail cleanly, with no side effect. */
-	cq = ib_alloc_cq(&fx->udev->ibdev, NULL, 16, 0, IB_POLL_DIRECT);
-	KUNIT_EXPECT_TRUE(test, IS_ERR(cq));
-	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(cq), -EOPNOTSUPP);
+	cq = ib_alloc_cq(&fx->udev->ibdev, NULL, cqe, 0, IB_POLL_DIRECT);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cq));
+	return cq;
+}
+
+/* Pretend to be the engine: produce one CQE. */
+static void urdma_test_produce(struct urdma_cq *cq, u64 wr_id, u8 status)
+{
+	struct urdma_cqe *cqe = urdma_ring_entry(&cq->ring, cq->prod);
+
+	memset(cqe, 0, sizeof(*cqe));
+	cqe->wr_id = wr_id;
+	cqe->status = status;
+	cqe->opcode = URDMA_CQE_RECV;
+	cqe->byte_len = (u32)wr_id * 3;
+	cqe->flags = URDMA_CQE_IMM;
+	cqe->ex = (__force u32)cpu_to_be32(0xabcd0000 | (u32)wr_id);
+	smp_store_release(&cqe->owner, urdma_ring_phase(&cq->ring, cq->prod));
+	cq->prod++;
+}
+
+static void urdma_test_dev_cq(struct kunit *test)
+{
+	struct ib_wc wc[4];
+	struct urdma_cq *cq;
+	struct ib_cq *ibcq;
+	u64 next = 0, want = 0;
+	int i, n;
+
+	ibcq = urdma_test_cq(test, 3);
+	cq = to_ucq(ibcq);
+	KUNIT_EXPECT_EQ(test, ibcq->cqe, 4);
+	KUNIT_EXPECT_EQ(test, ib_poll_cq(ibcq, 4, wc), 0);
+
+	/* Several passes over the ring: the owner bit alternates. */
+	for (i = 0; i < 5; i++) {
+		urdma_test_produce(cq, next++, IB_WC_SUCCESS);
+		urdma_test_produce(cq, next++, IB_WC_WR_FLUSH_ERR);
+		urdma_test_produce(cq, next++, IB_WC_SUCCESS);
+		n = ib_poll_cq(ibcq, 2, wc);
+		KUNIT_ASSERT_EQ(test, n, 2);
+		n += ib_poll_cq(ibcq, 4, wc + 2);
+		KUNIT_ASSERT_EQ(test, n, 3);
+		for (n = 0; n < 3; n++, want++) {
+			KUNIT_EXPECT_EQ(test, wc[n].wr_id, want);
+			KUNIT_EXPECT_EQ(test, wc[n].status,
+					want % 3 == 1 ? IB_WC_WR_FLUSH_ERR :
+							IB_WC_SUCCESS);
+			KUNIT_EXPECT_EQ(test, wc[n].opcode, IB_WC_RECV);
+			KUNIT_EXPECT_EQ(test, wc[n].byte_len, (u32)want * 3);
+			KUNIT_EXPECT_TRUE(test, wc[n].wc_flags & IB_WC_WITH_IMM);
+			KUNIT_EXPECT_EQ(test, be32_to_cpu(wc[n].ex.imm_data),
+					0xabcd0000 | (u32)want);
+		}
+		KUNIT_EXPECT_EQ(test, ib_poll_cq(ibcq, 4, wc), 0);
+	}
+
+	/* Resize keeps unpolled CQEs, in order; too small is refused. */
+	urdma_test_produce(cq, 100, IB_WC_SUCCESS);
+	urdma_test_produce(cq, 101, IB_WC_SUCCESS);
+	urdma_test_produce(cq, 102, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ib_resize_cq(ibcq, 2), -EINVAL);
+	KUNIT_ASSERT_EQ(test, ib_resize_cq(ibcq, 16), 0);
+	KUNIT_EXPECT_EQ(test, ibcq->cqe, 16);
+	KUNIT_ASSERT_EQ(test, ib_poll_cq(ibcq, 1, wc), 1);
+	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 100);
+	KUNIT_ASSERT_EQ(test, ib_resize_cq(ibcq, 2), 0);
+	KUNIT_ASSERT_EQ(test, ib_poll_cq(ibcq, 4, wc), 2);
+	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 101);
+	KUNIT_EXPECT_EQ(test, wc[1].wr_id, 102);
+	KUNIT_EXPECT_EQ(test, ib_resize_cq(ibcq, URDMA_MAX_CQE + 1), -EINVAL);
+
+	/* Arming reports missed events. */
+	KUNIT_EXPECT_EQ(test, ib_req_notify_cq(ibcq, IB_CQ_NEXT_COMP |
+					       IB_CQ_REPORT_MISSED_EVENTS), 0);
+	urdma_test_produce(cq, 7, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, ib_req_notify_cq(ibcq, IB_CQ_SOLICITED |
+					       IB_CQ_REPORT_MISSED_EVENTS), 1);
+	ib_free_cq(ibcq);
+}
+
+struct urdma_test_qp {
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+};
+
+static void urdma_test_qp_create(struct kunit *test, struct urdma_test_qp *t,
+				 enum ib_qp_type type)
+{
+	struct urdma_dev_fixture *fx = test->priv;
+	struct ib_qp_init_attr init = {
+		.qp_type = type,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = {
+			.max_send_wr = 5, .max_recv_wr = 3,
+			.max_send_sge = 2, .max_recv_sge = 3,
+			.max_inline_data = 100,
+		},
+	};
+
+	t->pd = ib_alloc_pd(&fx->udev->ibdev, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t->pd));
+	t->cq = urdma_test_cq(test, 16);
+	init.send_cq = t->cq;
+	init.recv_cq = t->cq;
+	t->qp = ib_create_qp(t->pd, &init);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t->qp));
+	/* Capacities are what the rings hold: rounded up, never less. */
+	KUNIT_EXPECT_EQ(test, init.cap.max_send_wr, 8);
+	KUNIT_EXPECT_EQ(test, init.cap.max_recv_wr, 4);
+	KUNIT_EXPECT_GE(test, init.cap.max_send_sge, 2);
+	KUNIT_EXPECT_GE(test, init.cap.max_inline_data, 100);
+	KUNIT_EXPECT_GE(test, init.cap.max_recv_sge, 3);
+}
+
+static void urdma_test_qp_destroy(struct urdma_test_qp *t)
+{
+	ib_destroy_qp(t->qp);
+	ib_free_cq(t->cq);
+	ib_dealloc_pd(t->pd);
+}
+
+/* The attributes each UD transition needs; none beyond the state else. */
+static int urdma_test_ud_mask(enum ib_qp_state cur, enum ib_qp_state next,
+			      struct ib_qp_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = next;
+	if (cur == IB_QPS_RESET && next == IB_QPS_INIT) {
+		attr->port_num = 1;
+		attr->qkey = 0x11111111;
+		return IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
+		       IB_QP_QKEY;
+	}
+	if (cur == IB_QPS_RTR && next == IB_QPS_RTS) {
+		attr->sq_psn = 0x123456;
+		return IB_QP_STATE | IB_QP_SQ_PSN;
+	}
+	return IB_QP_STATE;
+}
+
+static int urdma_test_goto(struct ib_qp *qp, enum ib_qp_state target)
+{
+	static const enum ib_qp_state path[] = {
+		IB_QPS_RESET, IB_QPS_INIT, IB_QPS_RTR, IB_QPS_RTS, IB_QPS_SQD,
+	};
+	struct ib_qp_attr attr;
+	int i, mask, ret;
+
+	mask = urdma_test_ud_mask(IB_QPS_ERR, IB_QPS_RESET, &attr);
+	ret = ib_modify_qp(qp, &attr, mask);
+	if (ret || target == IB_QPS_RESET)
+		return ret;
+	if (target == IB_QPS_ERR) {
+		mask = urdma_test_ud_mask(IB_QPS_RESET, IB_QPS_INIT, &attr);
+		ret = ib_modify_qp(qp, &attr, mask);
+		mask = urdma_test_ud_mask(IB_QPS_INIT, IB_QPS_ERR, &attr);
+		return ret ?: ib_modify_qp(qp, &attr, mask);
+	}
+	for (i = 1; i < ARRAY_SIZE(path); i++) {
+		mask = urdma_test_ud_mask(path[i - 1], path[i], &attr);
+		ret = ib_modify_qp(qp, &attr, mask);
+		if (ret || path[i] == target)
+			return ret;
+	}
+	return -EINVAL;
+}
+
+/*
+ * The IBTA QP state table for a UD QP, source state by destination state,
+ * as an independent statement of what must work.  Every state but RESET
+ * may go to ERR (10.3.1).
+ */
+static const bool urdma_ud_legal[IB_QPS_ERR + 1][IB_QPS_ERR + 1] = {
+	[IB_QPS_RESET] = { [IB_QPS_RESET] = 1, [IB_QPS_INIT] = 1 },
+	[IB_QPS_INIT] = { [IB_QPS_RESET] = 1, [IB_QPS_INIT] = 1,
+			  [IB_QPS_RTR] = 1, [IB_QPS_ERR] = 1 },
+	[IB_QPS_RTR] = { [IB_QPS_RESET] = 1, [IB_QPS_RTS] = 1,
+			 [IB_QPS_ERR] = 1 },
+	[IB_QPS_RTS] = { [IB_QPS_RESET] = 1, [IB_QPS_RTS] = 1,
+			 [IB_QPS_SQD] = 1, [IB_QPS_ERR] = 1 },
+	[IB_QPS_SQD] = { [IB_QPS_RESET] = 1, [IB_QPS_RTS] = 1,
+			 [IB_QPS_SQD] = 1, [IB_QPS_ERR] = 1 },
+	[IB_QPS_ERR] = { [IB_QPS_RESET] = 1, [IB_QPS_ERR] = 1 },
+};
+
+static void urdma_test_dev_qp_states(struct kunit *test)
+{
+	enum ib_qp_state cur, next;
+	struct urdma_test_qp t;
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+	int mask, ret;
+
+	urdma_test_qp_create(test, &t, IB_QPT_UD);
+	KUNIT_EXPECT_GE(test, t.qp->qp_num, 2);
+
+	for (cur = IB_QPS_RESET; cur <= IB_QPS_ERR; cur++) {
+		if (cur == IB_QPS_SQE)	/* entered only on a send error */
+			continue;
+		for (next = IB_QPS_RESET; next <= IB_QPS_ERR; next++) {
+			KUNIT_ASSERT_EQ_MSG(test, urdma_test_goto(t.qp, cur), 0,
+					    "reaching state %d", cur);
+			mask = urdma_test_ud_mask(cur, next, &attr);
+			ret = ib_modify_qp(t.qp, &attr, mask);
+			KUNIT_EXPECT_EQ_MSG(test, ret,
+					    urdma_ud_legal[cur][next] ? 0 :
+					    -EINVAL, "%d -> %d", cur, next);
+			KUNIT_EXPECT_EQ(test, ib_query_qp(t.qp, &attr,
+							  IB_QP_STATE, &init),
+					0);
+			KUNIT_EXPECT_EQ_MSG(test, attr.qp_state,
+					    ret ? cur : next, "%d -> %d", cur,
+					    next);
+		}
+	}
+
+	/* Attributes stick; a state hint that is wrong is refused. */
+	KUNIT_ASSERT_EQ(test, urdma_test_goto(t.qp, IB_QPS_RTS), 0);
+	KUNIT_ASSERT_EQ(test, ib_query_qp(t.qp, &attr, IB_QP_SQ_PSN, &init), 0);
+	KUNIT_EXPECT_EQ(test, attr.sq_psn, 0x123456);
+	KUNIT_EXPECT_EQ(test, attr.qkey, 0x11111111);
+	KUNIT_EXPECT_EQ(test, init.qp_type, IB_QPT_UD);
+	KUNIT_EXPECT_EQ(test, init.cap.max_send_wr, 8);
+	attr.qp_state = IB_QPS_RTS;
+	attr.cur_qp_state = IB_QPS_SQD;
+	KUNIT_EXPECT_EQ(test, ib_modify_qp(t.qp, &attr, IB_QP_STATE |
+					   IB_QP_CUR_STATE), -EINVAL);
+	attr.sq_psn = BIT(24);
+	KUNIT_EXPECT_EQ(test, ib_modify_qp(t.qp, &attr, IB_QP_STATE |
+					   IB_QP_SQ_PSN), -EINVAL);
+	urdma_test_qp_destroy(&t);
+}
+
+static void urdma_test_dev_qp_post(struct kunit *test)
+{
+	const struct ib_recv_wr *bad_rwr;
+	const struct ib_send_wr *bad_swr;
+	struct ib_recv_wr rwr[5] = {};
+	struct ib_sge sge[4] = {};
+	struct urdma_recv_wqe *rwqe;
+	struct urdma_qp_db *db;
+	struct urdma_test_qp t;
+	struct ib_ud_wr swr = {};
+	struct urdma_qp *qp;
+	int i;
+
+	urdma_test_qp_create(test, &t, IB_QPT_UD);
+	qp = to_uqp(t.qp);
+	db = qp->db.kva;
+
+	/* Nothing may be posted in RESET. */
+	rwr[0].num_sge = 1;
+	rwr[0].sg_list = sge;
+	KUNIT_EXPECT_EQ(test, ib_post_recv(t.qp, rwr, &bad_rwr), -EINVAL);
+	KUNIT_EXPECT_PTR_EQ(test, bad_rwr, &rwr[0]);
+	swr.wr.opcode = IB_WR_SEND;
+	KUNIT_EXPECT_EQ(test, ib_post_send(t.qp, &swr.wr, &bad_swr), -EINVAL);
+
+	/* Receives land in the ring in order; a full ring says ENOMEM. */
+	KUNIT_ASSERT_EQ(test, urdma_test_goto(t.qp, IB_QPS_INIT), 0);
+	for (i = 0; i < 5; i++) {
+		rwr[i].wr_id = 1000 + i;
+		rwr[i].num_sge = i % 3 + 1;
+		rwr[i].sg_list = sge;
+		rwr[i].next = i < 4 ? &rwr[i + 1] : NULL;
+		sge[i % 4].addr = 0x1000 * (i + 1);
+		sge[i % 4].length = 64;
+		sge[i % 4].lkey = 0x100 + i;
+	}
+	KUNIT_EXPECT_EQ(test, ib_post_recv(t.qp, rwr, &bad_rwr), -ENOMEM);
+	KUNIT_EXPECT_PTR_EQ(test, bad_rwr, &rwr[4]);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(db->rq_prod), 4);
+	for (i = 0; i < 4; i++) {
+		rwqe = urdma_ring_entry(&qp->rq, i);
+		KUNIT_EXPECT_EQ(test, rwqe->wr_id, 1000 + i);
+		KUNIT_EXPECT_EQ(test, rwqe->num_sge, i % 3 + 1);
+		KUNIT_EXPECT_EQ(test, ((struct urdma_sge *)(rwqe + 1))->lkey,
+				sge[0].lkey);
+	}
+
+	/* Too many SGEs for the ring's stride. */
+	WRITE_ONCE(db->rq_cons, 4);
+	rwr[0].next = NULL;
+	rwr[0].num_sge = URDMA_MAX_SGE + 1;
+	KUNIT_EXPECT_EQ(test, ib_post_recv(t.qp, rwr, &bad_rwr), -EINVAL);
+
+	/* Back to RESET empties the rings. */
+	KUNIT_ASSERT_EQ(test, urdma_test_goto(t.qp, IB_QPS_RESET), 0);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(db->rq_prod), 0);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(db->rq_cons), 0);
+	urdma_test_qp_destroy(&t);
+}
+
+static void urdma_test_dev_qpn(struct kunit *test)
+{
+	struct urdma_dev_fixture *fx = test->priv;
+	struct urdma_test_qp a, b;
+	struct ib_qp *gsi;
+
+	/* The MAD layer's GSI QP is QP 1. */
+	gsi = xa_load(&fx->udev->qps, 1);
+	KUNIT_ASSERT_NOT_NULL(test, gsi);
+	KUNIT_EXPECT_EQ(test, gsi->qp_type, IB_QPT_GSI);
+
+	urdma_test_qp_create(test, &a, IB_QPT_UD);
+	urdma_test_qp_create(test, &b, IB_QPT_UD);
+	KUNIT_EXPECT_GE(test, a.qp->qp_num, 2);
+	KUNIT_EXPECT_GE(test, b.qp->qp_num, 2);
+	KUNIT_EXPECT_NE(test, a.qp->qp_num, b.qp->qp_num);
+	KUNIT_EXPECT_PTR_EQ(test, xa_load(&fx->udev->qps, a.qp->qp_num),
+			    (void *)to_uqp(a.qp));
+	urdma_test_qp_destroy(&b);
+	urdma_test_qp_destroy(&a);
 }
 
 static struct kunit_case urdma_logic_cases[] = {
@@ -465,6 +918,9 @@ static struct kunit_case urdma_logic_cases[] = {
 	KUNIT_CASE_PARAM(urdma_test_mtt_build, urdma_mtt_gen_params),
 	KUNIT_CASE(urdma_test_keys),
 	KUNIT_CASE(urdma_test_access),
+	KUNIT_CASE_PARAM(urdma_test_qp_check_attr, urdma_attr_gen_params),
+	KUNIT_CASE(urdma_test_ring_geometry),
+	KUNIT_CASE(urdma_test_kernel_ring),
 	{}
 };
 
@@ -477,7 +933,10 @@ static struct kunit_case urdma_dev_cases[] = {
 	KUNIT_CASE(urdma_test_dev_query),
 	KUNIT_CASE(urdma_test_dev_pd_numbers),
 	KUNIT_CASE(urdma_test_dev_frmr),
-	KUNIT_CASE(urdma_test_dev_unsupported),
+	KUNIT_CASE(urdma_test_dev_cq),
+	KUNIT_CASE(urdma_test_dev_qp_states),
+	KUNIT_CASE(urdma_test_dev_qp_post),
+	KUNIT_CASE(urdma_test_dev_qpn),
 	{}
 };
 
