@@ -452,30 +452,14 @@ static void urdma_test_dev_frmr(struct kunit *test)
 struct urdma_attr_case {
 	const char *name;
 	int mask;
-	void (*set)(struct ib_qp_attr *attr, u32 v);
+	size_t offset;
+	size_t size;
 	u32 value;
 	int expect;
 };
 
-#define URDMA_ATTR_SETTER(field) \
-	static void urdma_set_##field(struct ib_qp_attr *a, u32 v) \
-	{ a->field = v; }
-URDMA_ATTR_SETTER(path_mtu)
-URDMA_ATTR_SETTER(timeout)
-URDMA_ATTR_SETTER(retry_cnt)
-URDMA_ATTR_SETTER(rnr_retry)
-URDMA_ATTR_SETTER(min_rnr_timer)
-URDMA_ATTR_SETTER(sq_psn)
-URDMA_ATTR_SETTER(rq_psn)
-URDMA_ATTR_SETTER(max_rd_atomic)
-URDMA_ATTR_SETTER(max_dest_rd_atomic)
-URDMA_ATTR_SETTER(dest_qp_num)
-URDMA_ATTR_SETTER(pkey_index)
-URDMA_ATTR_SETTER(port_num)
-URDMA_ATTR_SETTER(qp_access_flags)
-URDMA_ATTR_SETTER(path_mig_state)
-
-#define AC(m, f, v, e) { #f "=" #v, m, urdma_set_##f, v, e }
+#define AC(m, f, v, e) { #f "=" #v, m, offsetof(struct ib_qp_attr, f), \
+			 sizeof_field(struct ib_qp_attr, f), v, e }
 static const struct urdma_attr_case urdma_attr_cases[] = {
 	AC(IB_QP_PATH_MTU, path_mtu, 0, -EINVAL),
 	AC(IB_QP_PATH_MTU, path_mtu, IB_MTU_256, 0),
@@ -526,8 +510,19 @@ static void urdma_test_qp_check_attr(struct kunit *test)
 {
 	const struct urdma_attr_case *c = test->param_value;
 	struct ib_qp_attr attr = {};
+	void *field = (u8 *)&attr + c->offset;
 
-	c->set(&attr, c->value);
+	switch (c->size) {
+	case 1:
+		*(u8 *)field = c->value;
+		break;
+	case 2:
+		*(u16 *)field = c->value;
+		break;
+	default:
+		*(u32 *)field = c->value;
+		break;
+	}
 	KUNIT_EXPECT_EQ(test, urdma_qp_check_attr(&attr, c->mask), c->expect);
 }
 
@@ -611,6 +606,7 @@ static void urdma_test_produce(struct urdma_cq *cq, u64 wr_id, u8 status)
 	cqe->byte_len = (u32)wr_id * 3;
 	cqe->flags = URDMA_CQE_IMM;
 	cqe->ex = (__force u32)cpu_to_be32(0xabcd0000 | (u32)wr_id);
+	/* The fields before the owner bit, as the engine must. */
 	smp_store_release(&cqe->owner, urdma_ring_phase(&cq->ring, cq->prod));
 	cq->prod++;
 }
