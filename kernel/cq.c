@@ -45,9 +45,9 @@ static int urdma_cq_user_init(struct urdma_cq *cq, const struct ib_cq_init_attr
 	return 0;
 
 err_db:
-	urdma_db_destroy(uctx, &cq->db);
+	urdma_db_destroy(&cq->db);
 err_ring:
-	urdma_ring_destroy(uctx, &cq->ring);
+	urdma_ring_destroy(&cq->ring);
 	return ret;
 }
 
@@ -62,7 +62,7 @@ static int urdma_cq_kernel_init(struct urdma_cq *cq,
 		return ret;
 	ret = urdma_db_init_kernel(&cq->db);
 	if (ret)
-		urdma_ring_destroy(NULL, &cq->ring);
+		urdma_ring_destroy(&cq->ring);
 	return ret;
 }
 
@@ -111,12 +111,11 @@ err_count:
 
 int urdma_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
-	struct urdma_ucontext *uctx = urdma_udata_uctx(udata);
 	struct urdma_dev *udev = to_udev(ibcq->device);
 	struct urdma_cq *cq = to_ucq(ibcq);
 
-	urdma_db_destroy(uctx, &cq->db);
-	urdma_ring_destroy(uctx, &cq->ring);
+	urdma_db_destroy(&cq->db);
+	urdma_ring_destroy(&cq->ring);
 	ida_free(&udev->cq_ida, cq->cqn);
 	atomic_dec(&udev->nr_cq);
 	return 0;
@@ -206,10 +205,10 @@ int urdma_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		mutex_unlock(&uctx->mem_lock);
 
 	if (moved < 0) {
-		urdma_ring_destroy(uctx, &new);
+		urdma_ring_destroy(&new);
 		return moved;
 	}
-	urdma_ring_destroy(uctx, &old);
+	urdma_ring_destroy(&old);
 	ibcq->cqe = cq->ring.nent;
 
 	resp.moved = moved;

@@ -118,11 +118,11 @@ static int urdma_qp_user_init(struct urdma_qp *qp, struct ib_qp_init_attr
 	return 0;
 
 err_db:
-	urdma_db_destroy(uctx, &qp->db);
+	urdma_db_destroy(&qp->db);
 err_rq:
-	urdma_ring_destroy(uctx, &qp->rq);
+	urdma_ring_destroy(&qp->rq);
 err_sq:
-	urdma_ring_destroy(uctx, &qp->sq);
+	urdma_ring_destroy(&qp->sq);
 	return ret;
 }
 
@@ -153,18 +153,17 @@ static int urdma_qp_kernel_init(struct urdma_qp *qp,
 	return 0;
 
 err_rq:
-	urdma_ring_destroy(NULL, &qp->rq);
+	urdma_ring_destroy(&qp->rq);
 err_sq:
-	urdma_ring_destroy(NULL, &qp->sq);
+	urdma_ring_destroy(&qp->sq);
 	return ret;
 }
 
-static void urdma_qp_free_rings(struct urdma_qp *qp,
-				struct urdma_ucontext *uctx)
+static void urdma_qp_free_rings(struct urdma_qp *qp)
 {
-	urdma_db_destroy(uctx, &qp->db);
-	urdma_ring_destroy(uctx, &qp->rq);
-	urdma_ring_destroy(uctx, &qp->sq);
+	urdma_db_destroy(&qp->db);
+	urdma_ring_destroy(&qp->rq);
+	urdma_ring_destroy(&qp->sq);
 }
 
 static int urdma_qp_check_init(const struct ib_qp_init_attr *init,
@@ -199,7 +198,6 @@ static int urdma_qp_check_init(const struct ib_qp_init_attr *init,
 int urdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
-	struct urdma_ucontext *uctx = urdma_udata_uctx(udata);
 	struct urdma_dev *udev = to_udev(ibqp->device);
 	bool gsi = init->qp_type == IB_QPT_GSI;
 	struct urdma_qp *qp = to_uqp(ibqp);
@@ -249,7 +247,7 @@ int urdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	return 0;
 
 err_rings:
-	urdma_qp_free_rings(qp, uctx);
+	urdma_qp_free_rings(qp);
 err_count:
 	if (!gsi)
 		atomic_dec(&udev->nr_qp);
@@ -263,7 +261,7 @@ int urdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct urdma_qp *qp = to_uqp(ibqp);
 
 	xa_erase_irq(&udev->qps, ibqp->qp_num);
-	urdma_qp_free_rings(qp, urdma_udata_uctx(udata));
+	urdma_qp_free_rings(qp);
 	if (ibqp->qp_type != IB_QPT_GSI)
 		atomic_dec(&udev->nr_qp);
 	mutex_destroy(&qp->state_lock);

@@ -108,6 +108,7 @@ int urdma_ring_init_user(struct urdma_ucontext *uctx, struct urdma_ring *ring,
 	ring->nent = nent;
 	ring->log_nent = ilog2(nent);
 	ring->stride = stride;
+	ring->uctx = uctx;
 	ring->range.is_db = false;
 	ring->range.it.start = addr;
 	ring->range.it.last = addr + PAGE_ALIGN(size) - 1;
@@ -126,6 +127,7 @@ int urdma_ring_init_kernel(struct urdma_ring *ring, u32 nent, u32 stride)
 	if (!ring->buf)
 		return -ENOMEM;
 	ring->umem = NULL;
+	ring->uctx = NULL;
 	ring->nent = nent;
 	ring->log_nent = ilog2(nent);
 	ring->stride = stride;
@@ -135,13 +137,14 @@ EXPORT_SYMBOL_IF_KUNIT(urdma_ring_init_kernel);
 
 /**
  * urdma_ring_destroy - release a ring set up by one of the init functions
- * @uctx: the owning context for a user ring, else ignored
  * @ring: the ring; safe to call on a zeroed, never set up ring
  *
  * The engine must no longer touch the ring.
  */
-void urdma_ring_destroy(struct urdma_ucontext *uctx, struct urdma_ring *ring)
+void urdma_ring_destroy(struct urdma_ring *ring)
 {
+	struct urdma_ucontext *uctx = ring->uctx;
+
 	if (!ring->buf)
 		return;
 	if (ring->umem) {
@@ -208,6 +211,7 @@ int urdma_db_init_user(struct urdma_ucontext *uctx, struct urdma_db *db,
 	interval_tree_insert(&dbp->range.it, &uctx->ranges);
 out_found:
 	db->page = dbp;
+	db->uctx = uctx;
 	db->kva = dbp->kva + offset_in_page(addr);
 out_unlock:
 	mutex_unlock(&uctx->mem_lock);
@@ -218,13 +222,15 @@ int urdma_db_init_kernel(struct urdma_db *db)
 {
 	db->kva = kzalloc(URDMA_DB_SIZE, GFP_KERNEL);
 	db->page = NULL;
+	db->uctx = NULL;
 	return db->kva ? 0 : -ENOMEM;
 }
 EXPORT_SYMBOL_IF_KUNIT(urdma_db_init_kernel);
 
 /* Release a record; safe on a zeroed, never set up one. */
-void urdma_db_destroy(struct urdma_ucontext *uctx, struct urdma_db *db)
+void urdma_db_destroy(struct urdma_db *db)
 {
+	struct urdma_ucontext *uctx = db->uctx;
 	struct urdma_db_page *dbp = db->page;
 	void *kva = db->kva;
 

@@ -30,6 +30,7 @@ struct urdma_urange {
  * @log_nent:	ilog2(@nent).
  * @stride:	bytes per entry.
  * @umem:	the pinned user ring, NULL for a kernel ring.
+ * @uctx:	the owning context of a user ring; it outlives the ring.
  * @range:	its place in the context's range tree (user rings).
  */
 struct urdma_ring {
@@ -38,6 +39,7 @@ struct urdma_ring {
 	u32 log_nent;
 	u32 stride;
 	struct ib_umem *umem;
+	struct urdma_ucontext *uctx;
 	struct urdma_urange range;
 };
 
@@ -60,10 +62,12 @@ struct urdma_db_page {
  * @kva:	the record (URDMA_DB_SIZE bytes), shared with user space for
  *		user queues; read it with READ_ONCE, it is hostile.
  * @page:	the user page holding it, NULL for kernel queues.
+ * @uctx:	the owning context of a user record.
  */
 struct urdma_db {
 	void *kva;
 	struct urdma_db_page *page;
+	struct urdma_ucontext *uctx;
 };
 
 static inline void *urdma_ring_entry(const struct urdma_ring *ring, u32 idx)
@@ -80,12 +84,12 @@ static inline u8 urdma_ring_phase(const struct urdma_ring *ring, u32 idx)
 int urdma_ring_init_user(struct urdma_ucontext *uctx, struct urdma_ring *ring,
 			 u64 addr, u32 nent, u32 stride);
 int urdma_ring_init_kernel(struct urdma_ring *ring, u32 nent, u32 stride);
-void urdma_ring_destroy(struct urdma_ucontext *uctx, struct urdma_ring *ring);
+void urdma_ring_destroy(struct urdma_ring *ring);
 
 int urdma_db_init_user(struct urdma_ucontext *uctx, struct urdma_db *db,
 		       u64 addr);
 int urdma_db_init_kernel(struct urdma_db *db);
-void urdma_db_destroy(struct urdma_ucontext *uctx, struct urdma_db *db);
+void urdma_db_destroy(struct urdma_db *db);
 
 bool urdma_ring_size_ok(u32 nent, u32 min_nent, u32 max_nent);
 

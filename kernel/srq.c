@@ -45,9 +45,9 @@ static int urdma_srq_user_init(struct urdma_srq *srq,
 	return 0;
 
 err_db:
-	urdma_db_destroy(uctx, &srq->db);
+	urdma_db_destroy(&srq->db);
 err_ring:
-	urdma_ring_destroy(uctx, &srq->ring);
+	urdma_ring_destroy(&srq->ring);
 	return ret;
 }
 
@@ -63,7 +63,7 @@ static int urdma_srq_kernel_init(struct urdma_srq *srq,
 		return ret;
 	ret = urdma_db_init_kernel(&srq->db);
 	if (ret)
-		urdma_ring_destroy(NULL, &srq->ring);
+		urdma_ring_destroy(&srq->ring);
 	return ret;
 }
 
@@ -152,12 +152,11 @@ int urdma_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 
 int urdma_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
-	struct urdma_ucontext *uctx = urdma_udata_uctx(udata);
 	struct urdma_dev *udev = to_udev(ibsrq->device);
 	struct urdma_srq *srq = to_usrq(ibsrq);
 
-	urdma_db_destroy(uctx, &srq->db);
-	urdma_ring_destroy(uctx, &srq->ring);
+	urdma_db_destroy(&srq->db);
+	urdma_ring_destroy(&srq->ring);
 	ida_free(&udev->srq_ida, srq->srqn);
 	atomic_dec(&udev->nr_srq);
 	return 0;

@@ -573,13 +573,13 @@ static void urdma_test_kernel_ring(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, urdma_ring_phase(&ring, 7), 1);
 	KUNIT_EXPECT_EQ(test, urdma_ring_phase(&ring, 8), 0);
 	KUNIT_EXPECT_EQ(test, urdma_ring_phase(&ring, 16), 1);
-	urdma_ring_destroy(NULL, &ring);
+	urdma_ring_destroy(&ring);
 	KUNIT_EXPECT_NULL(test, ring.buf);
-	urdma_ring_destroy(NULL, &ring);	/* idempotent */
+	urdma_ring_destroy(&ring);	/* idempotent */
 
 	KUNIT_ASSERT_EQ(test, urdma_db_init_kernel(&db), 0);
 	KUNIT_EXPECT_NOT_NULL(test, db.kva);
-	urdma_db_destroy(NULL, &db);
+	urdma_db_destroy(&db);
 	KUNIT_EXPECT_NULL(test, db.kva);
 }
 
