@@ -90,10 +90,10 @@ void urdma_fill_device_attr(struct ib_device_attr *attr)
 	attr->max_qp_init_rd_atom = URDMA_MAX_RD_ATOM;
 	attr->max_res_rd_atom = URDMA_MAX_QP * URDMA_MAX_RD_ATOM;
 	attr->atomic_cap = IB_ATOMIC_NONE;
-	attr->max_mcast_grp = URDMA_MAX_MCAST_GRP;
-	attr->max_mcast_qp_attach = URDMA_MAX_MCAST_QP;
-	attr->max_total_mcast_qp_attach = URDMA_MAX_MCAST_GRP *
-					  URDMA_MAX_MCAST_QP;
+	/* Multicast (attach_mcast) comes with the wire path; claim none. */
+	attr->max_mcast_grp = 0;
+	attr->max_mcast_qp_attach = 0;
+	attr->max_total_mcast_qp_attach = 0;
 	attr->max_ah = URDMA_MAX_AH;
 	attr->max_srq = URDMA_MAX_SRQ;
 	attr->max_srq_wr = URDMA_MAX_SRQ_WR;
