@@ -207,7 +207,7 @@ int urdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ret = urdma_qp_check_init(init, !!udata);
 	if (ret)
 		return ret;
-	if (!gsi && atomic_inc_return(&udev->nr_qp) > URDMA_MAX_QP) {
+	if (atomic_inc_return(&udev->nr_qp) > URDMA_MAX_QP) {
 		ret = -ENOMEM;
 		goto err_count;
 	}
@@ -249,8 +249,7 @@ int urdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 err_rings:
 	urdma_qp_free_rings(qp);
 err_count:
-	if (!gsi)
-		atomic_dec(&udev->nr_qp);
+	atomic_dec(&udev->nr_qp);
 	mutex_destroy(&qp->state_lock);
 	return ret;
 }
@@ -262,8 +261,7 @@ int urdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	xa_erase_irq(&udev->qps, ibqp->qp_num);
 	urdma_qp_free_rings(qp);
-	if (ibqp->qp_type != IB_QPT_GSI)
-		atomic_dec(&udev->nr_qp);
+	atomic_dec(&udev->nr_qp);
 	mutex_destroy(&qp->state_lock);
 	return 0;
 }

@@ -84,7 +84,8 @@ enum urdma_limits {
  * @ahs:	AH number -> AH, for UD WQEs; irq-safe lock, because kernel
  *		create_ah and destroy_ah may run in atomic context.
  * @nr_mr, @nr_cq, @nr_qp, @nr_srq, @nr_ah: objects in existence, checked
- *		against the URDMA_MAX_* limits (the GSI QP is not counted).
+ *		against the URDMA_MAX_* limits.  Limits are device-wide and
+ *		count kernel objects too (the MAD layer's GSI QP, CQ and PD).
  */
 struct urdma_dev {
 	struct ib_device ibdev;
