@@ -15,13 +15,14 @@
  * @av: destination
  * @attr: attributes resolved by the core (sgid_attr set, dmac resolved)
  *
- * Return: 0, or -EINVAL without a GRH or a source GID.
+ * Return: 0, or -EINVAL for another port, without a GRH or a source GID.
  */
 int urdma_av_from_attr(struct urdma_av *av, const struct rdma_ah_attr *attr)
 {
 	const struct ib_global_route *grh;
 
 	if (attr->type != RDMA_AH_ATTR_TYPE_ROCE ||
+	    rdma_ah_get_port_num(attr) != 1 ||
 	    !(rdma_ah_get_ah_flags(attr) & IB_AH_GRH))
 		return -EINVAL;
 	grh = rdma_ah_read_grh(attr);
