@@ -19,7 +19,8 @@ static int urdma_srq_user_init(struct urdma_srq *srq,
 	struct urdma_create_srq_cmd cmd;
 	int ret;
 
-	ret = urdma_udata_get_cmd(udata, &cmd, sizeof(cmd), sizeof(cmd));
+	ret = urdma_udata_get_cmd(udata, &cmd, sizeof(cmd),
+				  offsetofend(typeof(cmd), stride));
 	if (ret)
 		return ret;
 	if (cmd.comp_mask || cmd.reserved_e0 ||
