@@ -2029,6 +2029,31 @@ static int uv_cmd_ex(int fd, uint32_t command, const void *core,
 	return uv_write(fd, buf, p - (char *)buf);
 }
 
+/* The handle a CREATE_CQ/QP/SRQ/AH response starts with. */
+static uint32_t resp_handle(const void *resp)
+{
+	uint32_t h;
+
+	memcpy(&h, resp, sizeof(h));
+	return h;
+}
+
+/* @cmd (@cap bytes): the driver command @drv (@len bytes), then zeros. */
+static void drv_zero_tail(uint8_t *cmd, size_t cap, const void *drv,
+			  size_t len)
+{
+	memset(cmd, 0, cap);
+	memcpy(cmd, drv, len);
+}
+
+/* ... and a 1 at @at in the tail: a newer command's unknown field set. */
+static void drv_bad_tail(uint8_t *cmd, size_t cap, const void *drv,
+			 size_t len, size_t at)
+{
+	drv_zero_tail(cmd, cap, drv, len);
+	cmd[at] = 1;
+}
+
 /* ---- test memory -------------------------------------------------------- */
 
 static size_t page_size(void)
@@ -2194,6 +2219,19 @@ static void cq_cmd(struct urdma_create_cq_cmd *d, uint32_t nent,
 	d->db_addr = db;
 }
 
+/* The driver command for a CQ of @nent entries on fresh memory. */
+static int cq_cmd_new(struct qenv *e, struct urdma_create_cq_cmd *d,
+		      uint32_t nent)
+{
+	void *buf = ring_alloc(e, (size_t)nent * URDMA_CQE_SIZE);
+	uint64_t db = db_alloc(e);
+
+	if (!buf || !db)
+		return -ENOTEST;
+	cq_cmd(d, nent, buf, db);
+	return 0;
+}
+
 /* A CQ on the given memory; cq is filled from the responses. */
 static int cq_create(struct qenv *e, uint32_t cqe, uint32_t nent, void *buf,
 		     uint64_t db, struct cq *cq)
@@ -2219,6 +2257,14 @@ static int cq_create(struct qenv *e, uint32_t cqe, uint32_t nent, void *buf,
 	return 0;
 }
 
+/* A CQ of @cqe entries on the ring and doorbell of driver command @d. */
+static int cq_create_on(struct qenv *e, uint32_t cqe,
+			const struct urdma_create_cq_cmd *d, struct cq *cq)
+{
+	return cq_create(e, cqe, d->nent, (void *)(uintptr_t)d->buf_addr,
+			 d->db_addr, cq);
+}
+
 /* A CQ of at least @cqe entries on fresh memory. */
 static int cq_new(struct qenv *e, uint32_t cqe, struct cq *cq)
 {
@@ -2240,6 +2286,22 @@ static int destroy_cq(int fd, uint32_t handle)
 
 	return uv_cmd(fd, IB_USER_VERBS_CMD_DESTROY_CQ, &c, sizeof(c), NULL, 0,
 		      sizeof(r));
+}
+
+/*
+ * The *_try() helpers create what a test expects to be refused and return
+ * the create's result; an object created all the same is destroyed, so
+ * that the next case and the final leak check start clean.
+ */
+static int cq_try(struct qenv *e, uint32_t cqe, uint32_t nent, void *buf,
+		  uint64_t db)
+{
+	struct cq cq;
+	int ret = cq_create(e, cqe, nent, buf, db, &cq);
+
+	if (!ret)
+		destroy_cq(e->fd, cq.handle);
+	return ret;
 }
 
 static int resize_cq_raw(int fd, uint32_t handle, uint32_t cqe,
@@ -2296,51 +2358,46 @@ struct qp {
 	struct urdma_create_qp_resp drv;
 };
 
+/*
+ * The extended command starts as the legacy one does after its response
+ * pointer: user_handle through reserved, the same fields.
+ */
+#define QP_CMD_HEAD	offsetof(struct ib_uverbs_ex_create_qp, comp_mask)
+
+_Static_assert(sizeof(struct ib_uverbs_create_qp) -
+	       offsetof(struct ib_uverbs_create_qp, user_handle) == QP_CMD_HEAD,
+	       "CREATE_QP: legacy and extended commands share their head");
+
 static int create_qp_raw(struct qenv *e, const struct qp_req *q,
 			 const void *drv, size_t drv_len, void *resp,
 			 size_t drv_out, bool ex)
 {
-	if (!ex) {
-		struct ib_uverbs_create_qp c = {
-			.response = (uintptr_t)resp,
-			.pd_handle = e->pd,
-			.send_cq_handle = q->scq,
-			.recv_cq_handle = q->rcq,
-			.srq_handle = q->srq,
-			.max_send_wr = q->max_send_wr,
-			.max_recv_wr = q->max_recv_wr,
-			.max_send_sge = q->max_send_sge,
-			.max_recv_sge = q->max_recv_sge,
-			.max_inline_data = q->max_inline,
-			.sq_sig_all = q->sq_sig_all,
-			.qp_type = q->type,
-			.is_srq = q->is_srq,
-		};
+	struct ib_uverbs_create_qp c = {
+		.response = (uintptr_t)resp,
+		.pd_handle = e->pd,
+		.send_cq_handle = q->scq,
+		.recv_cq_handle = q->rcq,
+		.srq_handle = q->srq,
+		.max_send_wr = q->max_send_wr,
+		.max_recv_wr = q->max_recv_wr,
+		.max_send_sge = q->max_send_sge,
+		.max_recv_sge = q->max_recv_sge,
+		.max_inline_data = q->max_inline,
+		.sq_sig_all = q->sq_sig_all,
+		.qp_type = q->type,
+		.is_srq = q->is_srq,
+	};
+	struct ib_uverbs_ex_create_qp x = {
+		.comp_mask = q->comp_mask,
+		.create_flags = q->create_flags,
+	};
 
+	if (!ex)
 		return uv_cmd(e->fd, IB_USER_VERBS_CMD_CREATE_QP, &c,
 			      sizeof(c), drv, drv_len, QP_CORE + drv_out);
-	} else {
-		struct ib_uverbs_ex_create_qp c = {
-			.pd_handle = e->pd,
-			.send_cq_handle = q->scq,
-			.recv_cq_handle = q->rcq,
-			.srq_handle = q->srq,
-			.max_send_wr = q->max_send_wr,
-			.max_recv_wr = q->max_recv_wr,
-			.max_send_sge = q->max_send_sge,
-			.max_recv_sge = q->max_recv_sge,
-			.max_inline_data = q->max_inline,
-			.sq_sig_all = q->sq_sig_all,
-			.qp_type = q->type,
-			.is_srq = q->is_srq,
-			.comp_mask = q->comp_mask,
-			.create_flags = q->create_flags,
-		};
-
-		return uv_cmd_ex(e->fd, IB_USER_VERBS_EX_CMD_CREATE_QP, &c,
-				 sizeof(c), drv, drv_len, resp, QPX_CORE,
-				 drv_out);
-	}
+	memcpy(&x, &c.user_handle, QP_CMD_HEAD);
+	return uv_cmd_ex(e->fd, IB_USER_VERBS_EX_CMD_CREATE_QP, &x, sizeof(x),
+			 drv, drv_len, resp, QPX_CORE, drv_out);
 }
 
 static int qp_create_x(struct qenv *e, const struct qp_req *q, struct qp *qp,
@@ -2392,6 +2449,15 @@ static int qp_req_init(struct qenv *e, struct qp_req *q, uint8_t type,
 	return 0;
 }
 
+/* A CQ of @cqe entries and qp_req_init()'s request for a QP on it. */
+static int cq_qp_req(struct qenv *e, uint32_t cqe, uint8_t type, uint32_t wr,
+		     struct cq *cq, struct qp_req *q)
+{
+	int ret = cq_new(e, cqe, cq);
+
+	return ret ? ret : qp_req_init(e, q, type, cq->handle, wr);
+}
+
 /* ... the same, receiving from SRQ @srq: no RQ at all. */
 static int qp_req_srq(struct qenv *e, struct qp_req *q, uint8_t type,
 		      uint32_t cq, uint32_t srq, uint32_t wr)
@@ -2415,6 +2481,19 @@ static int qp_req_srq(struct qenv *e, struct qp_req *q, uint8_t type,
 	return 0;
 }
 
+/* Move @q's SQ and RQ to fresh rings of @sq and @rq bytes. */
+static int qp_req_rings(struct qenv *e, struct qp_req *q, size_t sq,
+			size_t rq)
+{
+	void *s = ring_alloc(e, sq), *r = ring_alloc(e, rq);
+
+	if (!s || !r)
+		return -ENOTEST;
+	q->drv.sq_buf_addr = (uintptr_t)s;
+	q->drv.rq_buf_addr = (uintptr_t)r;
+	return 0;
+}
+
 static int destroy_qp(int fd, uint32_t handle)
 {
 	struct ib_uverbs_destroy_qp_resp r;
@@ -2424,6 +2503,21 @@ static int destroy_qp(int fd, uint32_t handle)
 
 	return uv_cmd(fd, IB_USER_VERBS_CMD_DESTROY_QP, &c, sizeof(c), NULL, 0,
 		      sizeof(r));
+}
+
+static int qp_try_x(struct qenv *e, const struct qp_req *q, bool ex)
+{
+	struct qp qp;
+	int ret = qp_create_x(e, q, &qp, ex);
+
+	if (!ret)
+		destroy_qp(e->fd, qp.handle);
+	return ret;
+}
+
+static int qp_try(struct qenv *e, const struct qp_req *q)
+{
+	return qp_try_x(e, q, false);
 }
 
 /* MODIFY_QP through the legacy command (no driver data). */
@@ -2570,6 +2664,22 @@ static int srq_req_init(struct qenv *e, struct srq_req *s, uint32_t max_wr)
 	return 0;
 }
 
+/* srq_req_init() with the ring on fresh memory of @bytes. */
+static int srq_req_big(struct qenv *e, struct srq_req *s, uint32_t max_wr,
+		       size_t bytes)
+{
+	void *buf;
+	int ret = srq_req_init(e, s, max_wr);
+
+	if (ret)
+		return ret;
+	buf = ring_alloc(e, bytes);
+	if (!buf)
+		return -ENOTEST;
+	s->drv.buf_addr = (uintptr_t)buf;
+	return 0;
+}
+
 static int srq_create(struct qenv *e, const struct srq_req *s, struct srq *o)
 {
 	struct ib_uverbs_create_srq_resp core;
@@ -2606,6 +2716,16 @@ static int destroy_srq(int fd, uint32_t handle)
 
 	return uv_cmd(fd, IB_USER_VERBS_CMD_DESTROY_SRQ, &c, sizeof(c), NULL,
 		      0, sizeof(r));
+}
+
+static int srq_try(struct qenv *e, const struct srq_req *s)
+{
+	struct srq o;
+	int ret = srq_create(e, s, &o);
+
+	if (!ret)
+		destroy_srq(e->fd, o.handle);
+	return ret;
 }
 
 static int modify_srq(int fd, uint32_t handle, uint32_t mask, uint32_t max_wr,
@@ -2843,10 +2963,8 @@ TEST_F(q, cq_create_resp)
 	struct ib_uverbs_create_cq_resp core;
 	struct urdma_create_cq_resp drv;
 	uint8_t *r = self->m.rw;
-	void *buf = ring_alloc(&self->e, self->e.pg);
 
-	ASSERT_NE(NULL, buf);
-	cq_cmd(&d, 4, buf, db_alloc(&self->e));
+	ASSERT_RET(0, cq_cmd_new(&self->e, &d, 4));
 	ASSERT_RET(0, create_cq_raw(self->e.fd, 4, &d, sizeof(d), r, CQ_DRV));
 	memcpy(&core, r, sizeof(core));
 	memcpy(&drv, r + CQ_CORE, sizeof(drv));
@@ -2861,24 +2979,21 @@ TEST_F(q, cq_create_resp)
 	/* Truncated driver responses (older providers). */
 	memset(r, GUARD, self->m.pg);
 	ASSERT_RET(0, create_cq_raw(self->e.fd, 4, &d, sizeof(d), r, 0));
-	memcpy(&core, r, sizeof(core));
 	EXPECT_TRUE(all_bytes(r + CQ_CORE, self->m.pg - CQ_CORE, GUARD));
-	ASSERT_RET(0, destroy_cq(self->e.fd, core.cq_handle));
+	ASSERT_RET(0, destroy_cq(self->e.fd, resp_handle(r)));
 	memset(r, GUARD, self->m.pg);
 	ASSERT_RET(0, create_cq_raw(self->e.fd, 4, &d, sizeof(d), r, 4));
-	memcpy(&core, r, sizeof(core));
 	EXPECT_TRUE(all_bytes(r + CQ_CORE, 4, 0)) TH_LOG("comp_mask");
 	EXPECT_TRUE(all_bytes(r + CQ_CORE + 4, self->m.pg - CQ_CORE - 4,
 			      GUARD));
-	ASSERT_RET(0, destroy_cq(self->e.fd, core.cq_handle));
+	ASSERT_RET(0, destroy_cq(self->e.fd, resp_handle(r)));
 	/* A larger one (newer provider): the unknown tail is not garbage. */
 	memset(r, GUARD, self->m.pg);
 	ASSERT_RET(0, create_cq_raw(self->e.fd, 4, &d, sizeof(d), r,
 				    CQ_DRV + 16));
-	memcpy(&core, r, sizeof(core));
 	EXPECT_TRUE(all_bytes(r + CQ_CORE + CQ_DRV, 16, GUARD) ||
 		    all_bytes(r + CQ_CORE + CQ_DRV, 16, 0));
-	ASSERT_RET(0, destroy_cq(self->e.fd, core.cq_handle));
+	ASSERT_RET(0, destroy_cq(self->e.fd, resp_handle(r)));
 	ASSERT_LIVE(0, 0, 0);
 }
 
@@ -2889,10 +3004,8 @@ TEST_F(q, cq_create_ex)
 	struct urdma_create_cq_resp drv;
 	struct urdma_create_cq_cmd d;
 	uint8_t *r = self->m.rw;
-	void *buf = ring_alloc(&self->e, 16 * URDMA_CQE_SIZE);
 
-	ASSERT_NE(NULL, buf);
-	cq_cmd(&d, 16, buf, db_alloc(&self->e));
+	ASSERT_RET(0, cq_cmd_new(&self->e, &d, 16));
 	ASSERT_RET(0, create_cq_ex_raw(self->e.fd, &c, &d, sizeof(d), r,
 				       CQ_DRV));
 	memcpy(&core, r, sizeof(core));
@@ -2913,13 +3026,10 @@ TEST_F_TIMEOUT(q, cq_resp_efault_no_leak, 300)
 {
 	struct urdma_create_cq_cmd d;
 	uint8_t *straddle = self->m.none - CQ_CORE;	/* drv unmapped */
-	void *buf = ring_alloc(&self->e, 64 * URDMA_CQE_SIZE);
-	uint64_t db = db_alloc(&self->e);
 	struct cq cq;
 	int i;
 
-	ASSERT_NE(NULL, buf);
-	cq_cmd(&d, 64, buf, db);
+	ASSERT_RET(0, cq_cmd_new(&self->e, &d, 64));
 	for (i = 0; i < 20; i++) {
 		/* The driver's copy fails. */
 		ASSERT_RET(-EFAULT, create_cq_raw(self->e.fd, 64, &d,
@@ -2938,7 +3048,7 @@ TEST_F_TIMEOUT(q, cq_resp_efault_no_leak, 300)
 	ASSERT_TRUE(all_bytes(self->m.ro, self->m.pg, RO_FILL));
 	ASSERT_LIVE(0, 0, 0);
 	/* The same ring and doorbell are free again. */
-	ASSERT_RET(0, cq_create(&self->e, 64, 64, buf, db, &cq));
+	ASSERT_RET(0, cq_create_on(&self->e, 64, &d, &cq));
 	ASSERT_RET(0, destroy_cq(self->e.fd, cq.handle));
 }
 
@@ -2961,14 +3071,11 @@ TEST_F(q, cq_drv_cmd_truncated)
 {
 	struct ib_uverbs_ex_create_cq c = { .cqe = 1, .comp_channel = -1 };
 	struct urdma_create_cq_cmd d;
-	void *buf = ring_alloc(&self->e, self->e.pg);
-	uint64_t db = db_alloc(&self->e);
 	size_t len;
 	uint8_t r[64];
 	struct cq cq;
 
-	ASSERT_NE(NULL, buf);
-	cq_cmd(&d, 1, buf, db);
+	ASSERT_RET(0, cq_cmd_new(&self->e, &d, 1));
 	for (len = 4; len < sizeof(d); len += 4)
 		ASSERT_RETM(-EINVAL, create_cq_raw(self->e.fd, 1, &d, len, r,
 						   CQ_DRV),
@@ -2978,7 +3085,7 @@ TEST_F(q, cq_drv_cmd_truncated)
 						      r, CQ_DRV),
 			    "(extended, driver command of %zu bytes)", len);
 	ASSERT_LIVE(0, 0, 0);
-	ASSERT_RET(0, cq_create(&self->e, 1, 1, buf, db, &cq));
+	ASSERT_RET(0, cq_create_on(&self->e, 1, &d, &cq));
 }
 
 /* Longer commands: a zero tail is fine, anything else EOPNOTSUPP. */
@@ -2988,18 +3095,12 @@ TEST_F(q, cq_drv_cmd_long)
 	struct ib_uverbs_ex_create_cq c = { .cqe = 1, .comp_channel = -1 };
 	static uint8_t cmd[4096];
 	struct urdma_create_cq_cmd d;
-	void *buf = ring_alloc(&self->e, self->e.pg);
-	uint64_t db = db_alloc(&self->e);
 	uint8_t r[64];
 	unsigned int i;
-	struct cq cq;
 
-	ASSERT_NE(NULL, buf);
-	cq_cmd(&d, 1, buf, db);
+	ASSERT_RET(0, cq_cmd_new(&self->e, &d, 1));
 	for (i = 0; i < ARRAY_SIZE(lens); i++) {
-		memset(cmd, 0, sizeof(cmd));
-		memcpy(cmd, &d, sizeof(d));
-		cmd[lens[i] - 1] = 1;
+		drv_bad_tail(cmd, sizeof(cmd), &d, sizeof(d), lens[i] - 1);
 		ASSERT_RETM(-EOPNOTSUPP, create_cq_raw(self->e.fd, 1, cmd,
 						       lens[i], r, CQ_DRV),
 			    "(driver command of %zu bytes)", lens[i]);
@@ -3013,15 +3114,12 @@ TEST_F(q, cq_drv_cmd_long)
 						 CQ_DRV));
 	ASSERT_LIVE(0, 0, 0);
 	/* All-zero tails, legacy and extended. */
-	memset(cmd, 0, sizeof(cmd));
-	memcpy(cmd, &d, sizeof(d));
+	drv_zero_tail(cmd, sizeof(cmd), &d, sizeof(d));
 	ASSERT_RET(0, create_cq_raw(self->e.fd, 1, cmd, sizeof(cmd), r,
 				    CQ_DRV));
-	memcpy(&cq.handle, r, 4);
-	ASSERT_RET(0, destroy_cq(self->e.fd, cq.handle));
+	ASSERT_RET(0, destroy_cq(self->e.fd, resp_handle(r)));
 	ASSERT_RET(0, create_cq_ex_raw(self->e.fd, &c, cmd, 64, r, CQ_DRV));
-	memcpy(&cq.handle, r, 4);
-	ASSERT_RET(0, destroy_cq(self->e.fd, cq.handle));
+	ASSERT_RET(0, destroy_cq(self->e.fd, resp_handle(r)));
 	ASSERT_LIVE(0, 0, 0);
 }
 
@@ -3029,14 +3127,11 @@ TEST_F(q, cq_drv_cmd_comp_mask)
 {
 	static const uint32_t bits[] = { 1, 2, 0x80000000u, ~0u };
 	struct urdma_create_cq_cmd d;
-	void *buf = ring_alloc(&self->e, self->e.pg);
-	uint64_t db = db_alloc(&self->e);
 	uint8_t r[64];
 	unsigned int i;
 	struct cq cq;
 
-	ASSERT_NE(NULL, buf);
-	cq_cmd(&d, 1, buf, db);
+	ASSERT_RET(0, cq_cmd_new(&self->e, &d, 1));
 	for (i = 0; i < ARRAY_SIZE(bits); i++) {
 		d.comp_mask = bits[i];
 		ASSERT_RETM(-EINVAL, create_cq_raw(self->e.fd, 1, &d,
@@ -3044,7 +3139,7 @@ TEST_F(q, cq_drv_cmd_comp_mask)
 			    "(comp_mask 0x%x)", bits[i]);
 	}
 	ASSERT_LIVE(0, 0, 0);
-	ASSERT_RET(0, cq_create(&self->e, 1, 1, buf, db, &cq));
+	ASSERT_RET(0, cq_create_on(&self->e, 1, &d, &cq));
 }
 
 TEST_F(q, cq_drv_cmd_garbage)
@@ -3074,14 +3169,10 @@ TEST_F(q, cq_ex_core_fields)
 	};
 	struct ib_uverbs_ex_create_cq c = { .cqe = 1, .comp_channel = -1 };
 	struct urdma_create_cq_cmd d;
-	void *buf = ring_alloc(&self->e, self->e.pg);
-	uint64_t db = db_alloc(&self->e);
 	uint8_t r[64];
 	unsigned int i;
-	uint32_t h;
 
-	ASSERT_NE(NULL, buf);
-	cq_cmd(&d, 1, buf, db);
+	ASSERT_RET(0, cq_cmd_new(&self->e, &d, 1));
 	c.comp_mask = 1;
 	ASSERT_RET(-EINVAL, create_cq_ex_raw(self->e.fd, &c, &d, sizeof(d), r,
 					     CQ_DRV));
@@ -3101,8 +3192,7 @@ TEST_F(q, cq_ex_core_fields)
 	ASSERT_LIVE(0, 0, 0);
 	ASSERT_RET(0, create_cq_ex_raw(self->e.fd, &c, &d, sizeof(d), r,
 				       CQ_DRV));
-	memcpy(&h, r, sizeof(h));
-	ASSERT_RET(0, destroy_cq(self->e.fd, h));
+	ASSERT_RET(0, destroy_cq(self->e.fd, resp_handle(r)));
 }
 
 TEST_F(q, cq_bad_cqe_nent)
@@ -3122,17 +3212,12 @@ TEST_F(q, cq_bad_cqe_nent)
 	uint64_t db = db_alloc(&self->e);
 	unsigned int i;
 	struct cq cq;
-	int ret;
 
 	ASSERT_NE(NULL, buf);
-	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		ret = cq_create(&self->e, bad[i].cqe, bad[i].nent, buf, db,
-				&cq);
-		if (!ret)
-			destroy_cq(self->e.fd, cq.handle);
-		ASSERT_RETM(-EINVAL, ret, "(cqe %u nent %u)", bad[i].cqe,
-			    bad[i].nent);
-	}
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		ASSERT_RETM(-EINVAL, cq_try(&self->e, bad[i].cqe, bad[i].nent,
+					    buf, db),
+			    "(cqe %u nent %u)", bad[i].cqe, bad[i].nent);
 	ASSERT_LIVE(0, 0, 0);
 	ASSERT_RET(0, cq_create(&self->e, MAX_CQE, MAX_CQE, buf, db, &cq));
 	ASSERT_RET(0, destroy_cq(self->e.fd, cq.handle));
@@ -3497,7 +3582,7 @@ TEST_F(q, cq_resize_bad)
 	};
 	size_t pg = self->e.pg;
 	uint8_t *fresh = ring_alloc(&self->e, 2 * MAX_CQE * URDMA_CQE_SIZE);
-	uint8_t *ro = ro_pages(1), *hole, cmd[64] = {};
+	uint8_t *ro = ro_pages(1), *hole, cmd[64];
 	struct urdma_resize_cq_cmd d = {
 		.nent = 16, .buf_addr = (uintptr_t)fresh,
 	};
@@ -3524,8 +3609,7 @@ TEST_F(q, cq_resize_bad)
 	ASSERT_RET(-EINVAL, resize_cq_raw(self->e.fd, cq.handle, 16, &d,
 					  sizeof(d), r, RSZ_DRV));
 	d.comp_mask = 0;
-	memcpy(cmd, &d, sizeof(d));
-	cmd[sizeof(cmd) - 1] = 1;
+	drv_bad_tail(cmd, sizeof(cmd), &d, sizeof(d), sizeof(cmd) - 1);
 	ASSERT_RET(-EOPNOTSUPP, resize_cq_raw(self->e.fd, cq.handle, 16, cmd,
 					      sizeof(cmd), r, RSZ_DRV));
 	/* Sizes. */
@@ -3735,25 +3819,19 @@ TEST_F(q, qp_types_rejected)
 	struct qp qp;
 	int ret;
 
-	ASSERT_RET(0, cq_new(&self->e, 8, &cq));
-	ASSERT_RET(0, qp_req_init(&self->e, &r, QPT_RC, cq.handle, 4));
+	ASSERT_RET(0, cq_qp_req(&self->e, 8, QPT_RC, 4, &cq, &r));
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		int want = cases[i].err;
 
 		r.type = cases[i].type;
-		ret = qp_create(&self->e, &r, &qp);
-		if (!ret)
-			destroy_qp(self->e.fd, qp.handle);
+		ret = qp_try(&self->e, &r);
 		if (cases[i].type == QPT_RAW_PACKET && ret == -EPERM &&
 		    geteuid())
 			continue;	/* no CAP_NET_RAW */
 		ASSERT_RETM(want, ret, "(QP type %u)", cases[i].type);
 		/* The extended command goes the same way. */
-		ret = qp_create_x(&self->e, &r, &qp, true);
-		if (!ret)
-			destroy_qp(self->e.fd, qp.handle);
-		ASSERT_RETM(want, ret, "(QP type %u, extended)",
-			    cases[i].type);
+		ASSERT_RETM(want, qp_try_x(&self->e, &r, true),
+			    "(QP type %u, extended)", cases[i].type);
 	}
 	ASSERT_LIVE(1, 0, 0);
 	r.type = QPT_RC;
@@ -3777,8 +3855,7 @@ TEST_F(q, qp_create_flags)
 	struct cq cq;
 	struct qp qp;
 
-	ASSERT_RET(0, cq_new(&self->e, 8, &cq));
-	ASSERT_RET(0, qp_req_init(&self->e, &r, QPT_RC, cq.handle, 4));
+	ASSERT_RET(0, cq_qp_req(&self->e, 8, QPT_RC, 4, &cq, &r));
 	for (i = 0; i < ARRAY_SIZE(flags); i++) {
 		r.create_flags = flags[i];
 		ASSERT_RETM(-EOPNOTSUPP, qp_create_x(&self->e, &r, &qp, true),
@@ -3801,18 +3878,13 @@ TEST_F(q, qp_create_flags)
 TEST_F(q, qp_caps_beyond_limits)
 {
 	struct qp_req r, good;
-	uint8_t *sq = ring_alloc(&self->e, 2 * MAX_QP_WR * MAX_STRIDE);
-	uint8_t *rq = ring_alloc(&self->e, 2 * MAX_QP_WR * MAX_STRIDE);
 	struct cq cq;
 	struct qp qp;
-	int i, ret;
+	int i;
 
-	ASSERT_NE(NULL, sq);
-	ASSERT_NE(NULL, rq);
-	ASSERT_RET(0, cq_new(&self->e, 8, &cq));
-	ASSERT_RET(0, qp_req_init(&self->e, &good, QPT_RC, cq.handle, 16));
-	good.drv.sq_buf_addr = (uintptr_t)sq;
-	good.drv.rq_buf_addr = (uintptr_t)rq;
+	ASSERT_RET(0, cq_qp_req(&self->e, 8, QPT_RC, 16, &cq, &good));
+	ASSERT_RET(0, qp_req_rings(&self->e, &good, 2 * MAX_QP_WR * MAX_STRIDE,
+				   2 * MAX_QP_WR * MAX_STRIDE));
 	for (i = 0; i < 12; i++) {
 		r = good;
 		switch (i) {
@@ -3864,10 +3936,7 @@ TEST_F(q, qp_caps_beyond_limits)
 			r.drv.sq_nent = 2 * MAX_QP_WR;
 			break;
 		}
-		ret = qp_create(&self->e, &r, &qp);
-		if (!ret)
-			destroy_qp(self->e.fd, qp.handle);
-		ASSERT_RETM(-EINVAL, ret, "(case %d)", i);
+		ASSERT_RETM(-EINVAL, qp_try(&self->e, &r), "(case %d)", i);
 	}
 	ASSERT_LIVE(1, 0, 0);
 	/* The limits themselves are fine, on the same memory. */
@@ -3888,33 +3957,22 @@ TEST_F(q, qp_stride_bad)
 		0, 16, 32, 96, 100, 384, 640, 65536, ~0u & ~63u, ~0u,
 	};
 	struct qp_req r, good;
-	uint8_t *sq = ring_alloc(&self->e, 16 * 65536);
-	uint8_t *rq = ring_alloc(&self->e, 16 * 65536);
 	unsigned int i;
 	struct cq cq;
 	struct qp qp;
-	int ret;
 
-	ASSERT_NE(NULL, sq);
-	ASSERT_NE(NULL, rq);
-	ASSERT_RET(0, cq_new(&self->e, 8, &cq));
-	ASSERT_RET(0, qp_req_init(&self->e, &good, QPT_RC, cq.handle, 16));
-	good.drv.sq_buf_addr = (uintptr_t)sq;
-	good.drv.rq_buf_addr = (uintptr_t)rq;
+	ASSERT_RET(0, cq_qp_req(&self->e, 8, QPT_RC, 16, &cq, &good));
+	ASSERT_RET(0, qp_req_rings(&self->e, &good, 16 * 65536, 16 * 65536));
 	good.max_send_sge = good.max_recv_sge = 0;
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		r = good;
 		r.drv.sq_stride = bad[i];
-		ret = qp_create(&self->e, &r, &qp);
-		if (!ret)
-			destroy_qp(self->e.fd, qp.handle);
-		ASSERT_RETM(-EINVAL, ret, "(sq_stride %u)", bad[i]);
+		ASSERT_RETM(-EINVAL, qp_try(&self->e, &r),
+			    "(sq_stride %u)", bad[i]);
 		r = good;
 		r.drv.rq_stride = bad[i];
-		ret = qp_create(&self->e, &r, &qp);
-		if (!ret)
-			destroy_qp(self->e.fd, qp.handle);
-		ASSERT_RETM(-EINVAL, ret, "(rq_stride %u)", bad[i]);
+		ASSERT_RETM(-EINVAL, qp_try(&self->e, &r),
+			    "(rq_stride %u)", bad[i]);
 	}
 	/* Too small for what is asked (64 + max(16 x sge, inline)). */
 	for (i = 0; i < 6; i++) {
@@ -3945,10 +4003,8 @@ TEST_F(q, qp_stride_bad)
 			r.drv.rq_stride = 256;
 			break;
 		}
-		ret = qp_create(&self->e, &r, &qp);
-		if (!ret)
-			destroy_qp(self->e.fd, qp.handle);
-		ASSERT_RETM(-EINVAL, ret, "(too small, case %u)", i);
+		ASSERT_RETM(-EINVAL, qp_try(&self->e, &r),
+			    "(too small, case %u)", i);
 	}
 	ASSERT_LIVE(1, 0, 0);
 	ASSERT_RET(0, qp_create(&self->e, &good, &qp));
@@ -3960,32 +4016,22 @@ TEST_F(q, qp_nent_bad)
 		0, 3, 12, 2 * MAX_QP_WR, 1u << 31, ~0u,
 	};
 	struct qp_req r, good;
-	uint8_t *sq = ring_alloc(&self->e, 2 * MAX_QP_WR * 128);
-	uint8_t *rq = ring_alloc(&self->e, 2 * MAX_QP_WR * 64);
 	unsigned int i;
 	struct cq cq;
 	struct qp qp;
-	int ret;
 
-	ASSERT_NE(NULL, sq);
-	ASSERT_NE(NULL, rq);
-	ASSERT_RET(0, cq_new(&self->e, 8, &cq));
-	ASSERT_RET(0, qp_req_init(&self->e, &good, QPT_RC, cq.handle, 2));
-	good.drv.sq_buf_addr = (uintptr_t)sq;
-	good.drv.rq_buf_addr = (uintptr_t)rq;
+	ASSERT_RET(0, cq_qp_req(&self->e, 8, QPT_RC, 2, &cq, &good));
+	ASSERT_RET(0, qp_req_rings(&self->e, &good, 2 * MAX_QP_WR * 128,
+				   2 * MAX_QP_WR * 64));
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		r = good;
 		r.drv.sq_nent = bad[i];
-		ret = qp_create(&self->e, &r, &qp);
-		if (!ret)
-			destroy_qp(self->e.fd, qp.handle);
-		ASSERT_RETM(-EINVAL, ret, "(sq_nent %u)", bad[i]);
+		ASSERT_RETM(-EINVAL, qp_try(&self->e, &r),
+			    "(sq_nent %u)", bad[i]);
 		r = good;
 		r.drv.rq_nent = bad[i];
-		ret = qp_create(&self->e, &r, &qp);
-		if (!ret)
-			destroy_qp(self->e.fd, qp.handle);
-		ASSERT_RETM(-EINVAL, ret, "(rq_nent %u)", bad[i]);
+		ASSERT_RETM(-EINVAL, qp_try(&self->e, &r),
+			    "(rq_nent %u)", bad[i]);
 	}
 	/* Smaller than requested. */
 	r = good;
@@ -4007,11 +4053,10 @@ TEST_F(q, qp_rings_overlap)
 	struct qp_req r, good, other;
 	struct qp qp, qo;
 	struct cq cq;
-	int i, ret;
+	int i;
 
 	ASSERT_NE(NULL, two);
-	ASSERT_RET(0, cq_new(&self->e, 8, &cq));
-	ASSERT_RET(0, qp_req_init(&self->e, &other, QPT_UC, cq.handle, 4));
+	ASSERT_RET(0, cq_qp_req(&self->e, 8, QPT_UC, 4, &cq, &other));
 	ASSERT_RET(0, qp_create(&self->e, &other, &qo));
 	/*
 	 * Every ring one page (32 x 128, 32 x 64 bytes), so that a ring put
@@ -4058,10 +4103,7 @@ TEST_F(q, qp_rings_overlap)
 			r.drv.db_addr = (uintptr_t)cq.buf + 32;
 			break;
 		}
-		ret = qp_create(&self->e, &r, &qp);
-		if (!ret)
-			destroy_qp(self->e.fd, qp.handle);
-		ASSERT_RETM(-EINVAL, ret, "(case %d)", i);
+		ASSERT_RETM(-EINVAL, qp_try(&self->e, &r), "(case %d)", i);
 	}
 	ASSERT_LIVE(1, 1, 0);
 	ASSERT_RET(0, qp_create(&self->e, &good, &qp));
@@ -4086,11 +4128,10 @@ TEST_F(q, qp_ring_memory_bad)
 	struct qp_req r, good;
 	struct cq cq;
 	struct qp qp;
-	int i, ret;
+	int i;
 
 	ASSERT_NE(NULL, ro);
-	ASSERT_RET(0, cq_new(&self->e, 8, &cq));
-	ASSERT_RET(0, qp_req_init(&self->e, &good, QPT_RC, cq.handle, 64));
+	ASSERT_RET(0, cq_qp_req(&self->e, 8, QPT_RC, 64, &cq, &good));
 	/* After every other mapping: the next mmap could fill the holes. */
 	two = short_pages(2, 1);
 	hole = hole_pages(2);
@@ -4138,10 +4179,7 @@ TEST_F(q, qp_ring_memory_bad)
 			r.drv.sq_buf_addr = 0xffff888000000000ull;
 			break;
 		}
-		ret = qp_create(&self->e, &r, &qp);
-		if (!ret)
-			destroy_qp(self->e.fd, qp.handle);
-		ASSERT_RETM(want, ret, "(case %d)", i);
+		ASSERT_RETM(want, qp_try(&self->e, &r), "(case %d)", i);
 	}
 	ASSERT_TRUE(all_bytes(ro, 2 * self->e.pg, 0));
 	ASSERT_LIVE(1, 0, 0);
@@ -4156,7 +4194,7 @@ TEST_F(q, qp_srq_rq_fields)
 	struct srq srq;
 	struct cq cq;
 	struct qp qp;
-	int i, ret;
+	int i;
 
 	ASSERT_NE(NULL, rq);
 	ASSERT_RET(0, cq_new(&self->e, 8, &cq));
@@ -4181,10 +4219,7 @@ TEST_F(q, qp_srq_rq_fields)
 			r.drv.rq_stride = 64;
 			break;
 		}
-		ret = qp_create(&self->e, &r, &qp);
-		if (!ret)
-			destroy_qp(self->e.fd, qp.handle);
-		ASSERT_RETM(-EINVAL, ret, "(case %d)", i);
+		ASSERT_RETM(-EINVAL, qp_try(&self->e, &r), "(case %d)", i);
 	}
 	/* A handle that is no SRQ (core). */
 	r = good;
@@ -4208,10 +4243,8 @@ TEST_F(q, qp_drv_cmd_bad)
 	size_t len;
 	struct cq cq;
 	struct qp qp;
-	uint32_t h;
 
-	ASSERT_RET(0, cq_new(&self->e, 8, &cq));
-	ASSERT_RET(0, qp_req_init(&self->e, &r, QPT_RC, cq.handle, 4));
+	ASSERT_RET(0, cq_qp_req(&self->e, 8, QPT_RC, 4, &cq, &r));
 	ASSERT_RET(-EINVAL, create_qp_raw(&self->e, &r, NULL, 0, resp, QP_DRV,
 					  false));
 	ASSERT_RET(-EINVAL, create_qp_raw(&self->e, &r, NULL, 0, resp, QP_DRV,
@@ -4232,14 +4265,13 @@ TEST_F(q, qp_drv_cmd_bad)
 	r.drv.reserved_20 = 1;
 	ASSERT_RET(-EINVAL, qp_create(&self->e, &r, &qp));
 	r.drv.reserved_20 = 0;
-	memcpy(cmd, &r.drv, sizeof(r.drv));
-	cmd[sizeof(r.drv)] = 1;
+	drv_bad_tail(cmd, sizeof(cmd), &r.drv, sizeof(r.drv), sizeof(r.drv));
 	ASSERT_RET(-EOPNOTSUPP, create_qp_raw(&self->e, &r, cmd, 56, resp,
 					      QP_DRV, false));
 	ASSERT_RET(-EOPNOTSUPP, create_qp_raw(&self->e, &r, cmd, 56, resp,
 					      QP_DRV, true));
-	cmd[sizeof(r.drv)] = 0;
-	cmd[sizeof(cmd) - 1] = 1;
+	drv_bad_tail(cmd, sizeof(cmd), &r.drv, sizeof(r.drv),
+		     sizeof(cmd) - 1);
 	ASSERT_RET(-EOPNOTSUPP, create_qp_raw(&self->e, &r, cmd, sizeof(cmd),
 					      resp, QP_DRV, false));
 	memset(cmd, 0xff, sizeof(r.drv));
@@ -4247,16 +4279,13 @@ TEST_F(q, qp_drv_cmd_bad)
 					  resp, QP_DRV, false));
 	ASSERT_LIVE(1, 0, 0);
 	/* Zero tails are fine. */
-	memset(cmd, 0, sizeof(cmd));
-	memcpy(cmd, &r.drv, sizeof(r.drv));
+	drv_zero_tail(cmd, sizeof(cmd), &r.drv, sizeof(r.drv));
 	ASSERT_RET(0, create_qp_raw(&self->e, &r, cmd, sizeof(cmd), resp,
 				    QP_DRV, false));
-	memcpy(&h, resp, sizeof(h));
-	ASSERT_RET(0, destroy_qp(self->e.fd, h));
+	ASSERT_RET(0, destroy_qp(self->e.fd, resp_handle(resp)));
 	ASSERT_RET(0, create_qp_raw(&self->e, &r, cmd, 64, resp, QP_DRV,
 				    true));
-	memcpy(&h, resp, sizeof(h));
-	ASSERT_RET(0, destroy_qp(self->e.fd, h));
+	ASSERT_RET(0, destroy_qp(self->e.fd, resp_handle(resp)));
 	ASSERT_LIVE(1, 0, 0);
 }
 
@@ -4268,8 +4297,7 @@ TEST_F_TIMEOUT(q, qp_resp_efault_no_leak, 300)
 	struct qp qp;
 	int i;
 
-	ASSERT_RET(0, cq_new(&self->e, 8, &cq));
-	ASSERT_RET(0, qp_req_init(&self->e, &r, QPT_RC, cq.handle, 16));
+	ASSERT_RET(0, cq_qp_req(&self->e, 8, QPT_RC, 16, &cq, &r));
 	for (i = 0; i < 20; i++) {
 		ASSERT_RET(-EFAULT, create_qp_raw(&self->e, &r, &r.drv,
 						  sizeof(r.drv), self->m.ro,
@@ -4301,8 +4329,7 @@ TEST_F(q, qp_destroy_twice_bogus)
 	struct cq cq;
 	struct qp qp;
 
-	ASSERT_RET(0, cq_new(&self->e, 8, &cq));
-	ASSERT_RET(0, qp_req_init(&self->e, &r, QPT_RC, cq.handle, 4));
+	ASSERT_RET(0, cq_qp_req(&self->e, 8, QPT_RC, 4, &cq, &r));
 	ASSERT_RET(0, qp_create(&self->e, &r, &qp));
 	for (i = 0; i < ARRAY_SIZE(bogus); i++)
 		ASSERT_RETM(-ENOENT, destroy_qp(self->e.fd, bogus[i]),
@@ -4369,11 +4396,21 @@ TEST_F_TIMEOUT(q, qp_num_never_0_1, 400)
 static int rc_qp(struct qenv *e, struct cq *cq, struct qp *qp)
 {
 	struct qp_req r;
-	int ret = cq_new(e, 16, cq);
+	int ret = cq_qp_req(e, 16, QPT_RC, 8, cq, &r);
 
-	if (!ret)
-		ret = qp_req_init(e, &r, QPT_RC, cq->handle, 8);
 	return ret ? ret : qp_create(e, &r, qp);
+}
+
+/* ... taken to INIT. */
+static int rc_qp_init(struct qenv *e, struct cq *cq, struct qp *qp)
+{
+	struct ib_uverbs_modify_qp m;
+	int ret = rc_qp(e, cq, qp);
+
+	if (ret)
+		return ret;
+	rc_init_attr(&m, qp->handle);
+	return modify_qp(e->fd, &m);
 }
 
 /* Invalid transitions: EINVAL (ib_modify_qp_is_ok), the state unchanged. */
@@ -4599,9 +4636,7 @@ TEST_F(q, qp_modify_psn_24bit)
 	struct qp qp;
 
 	ASSERT_GID0(gid);
-	ASSERT_RET(0, rc_qp(&self->e, &cq, &qp));
-	rc_init_attr(&m, qp.handle);
-	ASSERT_RET(0, modify_qp(self->e.fd, &m));
+	ASSERT_RET(0, rc_qp_init(&self->e, &cq, &qp));
 	rc_rtr_attr(&m, qp.handle, gid, qp.qpn);
 	m.rq_psn = (1 << 24) | 7;
 	ASSERT_RET(0, modify_qp(self->e.fd, &m));
@@ -4625,9 +4660,7 @@ TEST_F(q, qp_modify_alt_path)
 	struct qp qp;
 
 	ASSERT_GID0(gid);
-	ASSERT_RET(0, rc_qp(&self->e, &cq, &qp));
-	rc_init_attr(&m, qp.handle);
-	ASSERT_RET(0, modify_qp(self->e.fd, &m));
+	ASSERT_RET(0, rc_qp_init(&self->e, &cq, &qp));
 	rc_rtr_attr(&m, qp.handle, gid, qp.qpn);
 	m.attr_mask |= QPA_ALT_PATH;
 	m.alt_dest = m.dest;
@@ -4741,8 +4774,7 @@ TEST_F(q, qp_modify_ud_to_rts)
 	struct cq cq;
 	struct qp qp;
 
-	ASSERT_RET(0, cq_new(&self->e, 16, &cq));
-	ASSERT_RET(0, qp_req_init(&self->e, &r, QPT_UD, cq.handle, 8));
+	ASSERT_RET(0, cq_qp_req(&self->e, 16, QPT_UD, 8, &cq, &r));
 	ASSERT_RET(0, qp_create(&self->e, &r, &qp));
 	/* UD INIT needs a Q_Key, and takes no access flags. */
 	memset(&m, 0, sizeof(m));
@@ -4780,8 +4812,7 @@ TEST_F(q, qp_modify_reset_clears_db)
 	struct cq cq;
 	struct qp qp;
 
-	ASSERT_RET(0, cq_new(&self->e, 16, &cq));
-	ASSERT_RET(0, qp_req_init(&self->e, &r, QPT_RC, cq.handle, 8));
+	ASSERT_RET(0, cq_qp_req(&self->e, 16, QPT_RC, 8, &cq, &r));
 	ASSERT_RET(0, qp_create(&self->e, &r, &qp));
 	db = (volatile struct urdma_qp_db *)(uintptr_t)r.drv.db_addr;
 	rc_init_attr(&m, qp.handle);
@@ -4851,13 +4882,11 @@ TEST_F(q, srq_create_destroy)
 TEST_F(q, srq_bad_caps)
 {
 	struct srq_req r, good;
-	uint8_t *buf = ring_alloc(&self->e, 2 * MAX_SRQ_WR * MAX_STRIDE);
 	struct srq s;
 	int i, ret;
 
-	ASSERT_NE(NULL, buf);
-	ASSERT_RET(0, srq_req_init(&self->e, &good, 16));
-	good.drv.buf_addr = (uintptr_t)buf;
+	ASSERT_RET(0, srq_req_big(&self->e, &good, 16,
+				  2 * MAX_SRQ_WR * MAX_STRIDE));
 	for (i = 0; i < 6; i++) {
 		r = good;
 		switch (i) {
@@ -4884,10 +4913,7 @@ TEST_F(q, srq_bad_caps)
 			r.drv.stride = MAX_STRIDE;
 			break;
 		}
-		ret = srq_create(&self->e, &r, &s);
-		if (!ret)
-			destroy_srq(self->e.fd, s.handle);
-		ASSERT_RETM(-EINVAL, ret, "(case %d)", i);
+		ASSERT_RETM(-EINVAL, srq_try(&self->e, &r), "(case %d)", i);
 	}
 	/*
 	 * A limit larger than the SRQ at create time: docs/ABI.md's row
@@ -4924,13 +4950,10 @@ TEST_F(q, srq_bad_caps)
 TEST_F(q, srq_nent_stride_bad)
 {
 	struct srq_req r, good;
-	uint8_t *buf = ring_alloc(&self->e, 2 * MAX_SRQ_WR * 128);
 	struct srq s;
-	int i, ret;
+	int i;
 
-	ASSERT_NE(NULL, buf);
-	ASSERT_RET(0, srq_req_init(&self->e, &good, 16));
-	good.drv.buf_addr = (uintptr_t)buf;
+	ASSERT_RET(0, srq_req_big(&self->e, &good, 16, 2 * MAX_SRQ_WR * 128));
 	for (i = 0; i < 13; i++) {
 		r = good;
 		switch (i) {
@@ -4975,10 +4998,7 @@ TEST_F(q, srq_nent_stride_bad)
 			r.drv.stride = 256;
 			break;
 		}
-		ret = srq_create(&self->e, &r, &s);
-		if (!ret)
-			destroy_srq(self->e.fd, s.handle);
-		ASSERT_RETM(-EINVAL, ret, "(case %d)", i);
+		ASSERT_RETM(-EINVAL, srq_try(&self->e, &r), "(case %d)", i);
 	}
 	ASSERT_LIVE(0, 0, 0);
 	ASSERT_RET(0, srq_create(&self->e, &good, &s));
@@ -4990,7 +5010,7 @@ TEST_F(q, srq_memory_bad)
 	struct srq_req r, good;
 	struct srq s;
 	struct cq cq;
-	int i, ret;
+	int i;
 
 	ASSERT_NE(NULL, ro);
 	ASSERT_RET(0, cq_new(&self->e, 1, &cq));
@@ -5036,10 +5056,7 @@ TEST_F(q, srq_memory_bad)
 			r.drv.buf_addr = 0xffff888000000000ull;
 			break;
 		}
-		ret = srq_create(&self->e, &r, &s);
-		if (!ret)
-			destroy_srq(self->e.fd, s.handle);
-		ASSERT_RETM(want, ret, "(case %d)", i);
+		ASSERT_RETM(want, srq_try(&self->e, &r), "(case %d)", i);
 	}
 	ASSERT_TRUE(all_bytes(ro, self->e.pg, 0));
 	ASSERT_LIVE(1, 0, 0);
@@ -5068,7 +5085,6 @@ TEST_F(q, srq_drv_cmd_bad)
 	struct srq_req r;
 	struct srq s;
 	size_t len;
-	uint32_t h;
 
 	ASSERT_RET(0, srq_req_init(&self->e, &r, 16));
 	ASSERT_RET(-EINVAL, create_srq_raw(&self->e, &r, NULL, 0, resp,
@@ -5084,12 +5100,11 @@ TEST_F(q, srq_drv_cmd_bad)
 	r.drv.reserved_e0 = 1;
 	ASSERT_RET(-EINVAL, srq_create(&self->e, &r, &s));
 	r.drv.reserved_e0 = 0;
-	memcpy(cmd, &r.drv, sizeof(r.drv));
-	cmd[sizeof(r.drv)] = 1;
+	drv_bad_tail(cmd, sizeof(cmd), &r.drv, sizeof(r.drv), sizeof(r.drv));
 	ASSERT_RET(-EOPNOTSUPP, create_srq_raw(&self->e, &r, cmd, 40, resp,
 					       SRQ_DRV));
-	cmd[sizeof(r.drv)] = 0;
-	cmd[sizeof(cmd) - 1] = 1;
+	drv_bad_tail(cmd, sizeof(cmd), &r.drv, sizeof(r.drv),
+		     sizeof(cmd) - 1);
 	ASSERT_RET(-EOPNOTSUPP, create_srq_raw(&self->e, &r, cmd, sizeof(cmd),
 					       resp, SRQ_DRV));
 	memset(cmd, 0xff, sizeof(r.drv));
@@ -5101,14 +5116,11 @@ TEST_F(q, srq_drv_cmd_bad)
 				     offsetof(struct urdma_create_srq_cmd,
 					      reserved_e0),
 				     resp, SRQ_DRV));
-	memcpy(&h, resp, sizeof(h));
-	ASSERT_RET(0, destroy_srq(self->e.fd, h));
-	memset(cmd, 0, sizeof(cmd));
-	memcpy(cmd, &r.drv, sizeof(r.drv));
+	ASSERT_RET(0, destroy_srq(self->e.fd, resp_handle(resp)));
+	drv_zero_tail(cmd, sizeof(cmd), &r.drv, sizeof(r.drv));
 	ASSERT_RET(0, create_srq_raw(&self->e, &r, cmd, sizeof(cmd), resp,
 				     SRQ_DRV));
-	memcpy(&h, resp, sizeof(h));
-	ASSERT_RET(0, destroy_srq(self->e.fd, h));
+	ASSERT_RET(0, destroy_srq(self->e.fd, resp_handle(resp)));
 	ASSERT_LIVE(0, 0, 0);
 }
 
@@ -5253,7 +5265,7 @@ TEST_F(q, ah_create_destroy)
 	enum { N = 8 };
 	struct ib_uverbs_ah_attr a;
 	struct urdma_create_ah_resp drv;
-	uint32_t h[N], num[N], x;
+	uint32_t h[N], num[N];
 	uint8_t *resp = self->m.rw, gid[16];
 	int i, j;
 
@@ -5275,13 +5287,11 @@ TEST_F(q, ah_create_destroy)
 	EXPECT_NE(0, drv.ah_num);
 	EXPECT_TRUE(all_bytes(resp + AH_CORE + AH_DRV,
 			      self->m.pg - AH_CORE - AH_DRV, GUARD));
-	memcpy(&x, resp, sizeof(x));
-	ASSERT_RET(0, destroy_ah(self->e.fd, x));
+	ASSERT_RET(0, destroy_ah(self->e.fd, resp_handle(resp)));
 	memset(resp, GUARD, self->m.pg);
 	ASSERT_RET(0, create_ah_raw(&self->e, &a, NULL, 0, resp, 0));
 	EXPECT_TRUE(all_bytes(resp + AH_CORE, self->m.pg - AH_CORE, GUARD));
-	memcpy(&x, resp, sizeof(x));
-	ASSERT_RET(0, destroy_ah(self->e.fd, x));
+	ASSERT_RET(0, destroy_ah(self->e.fd, resp_handle(resp)));
 	for (i = 0; i < N; i++)
 		ASSERT_RET(0, destroy_ah(self->e.fd, h[i]));
 	ASSERT_RET(-ENOENT, destroy_ah(self->e.fd, h[N - 1]));
@@ -5334,7 +5344,7 @@ TEST_F(q, ah_bad)
 	drv[7] = 0;
 	ASSERT_RET(0, create_ah_raw(&self->e, &a, drv, sizeof(drv), resp,
 				    AH_DRV));
-	memcpy(&h, resp, sizeof(h));
+	h = resp_handle(resp);
 	ASSERT_RET(0, destroy_ah(self->e.fd, h));
 	ASSERT_RET(-ENOENT, destroy_ah(self->e.fd, h));
 }
@@ -5403,111 +5413,164 @@ static int query_limits(int fd, struct dev_limits *l)
 	ASSERT_EQ(0, __q) TH_LOG("EX_QUERY_DEVICE: %s", ename(__q));	\
 } while (0)
 
-/* Up to @n CQs (1 entry), QPs (RC, 1 WR each way) or SRQs (1 WR). */
-static int fill_cqs(struct qenv *e, int n, uint32_t *h, int *err)
-{
-	struct cq cq;
-	int i;
+/*
+ * The kinds of queue the sweeps and the fuzzer create, and kind_new()'s
+ * smallest one of each: a CQ of 1 entry, an RC QP with 1 WR each way (on
+ * CQ @cq), an SRQ of 1 WR.
+ */
+enum { KIND_CQ, KIND_QP, KIND_SRQ, NKINDS };
 
-	for (i = 0; i < n; i++) {
-		*err = cq_new(e, 1, &cq);
-		if (*err)
-			return i;
-		if (h)
-			h[i] = cq.handle;
-	}
-	*err = 0;
-	return n;
-}
+static const char *const kind_name[NKINDS] = { "CQ", "QP", "SRQ" };
 
-static int fill_qps(struct qenv *e, uint32_t cq, int n, uint32_t *h, int *err)
+static int kind_new(struct qenv *e, int kind, uint32_t cq, uint32_t *h)
 {
 	struct qp_req r;
+	struct srq s;
+	struct cq c;
 	struct qp qp;
-	int i;
+	int ret;
 
-	for (i = 0; i < n; i++) {
-		*err = qp_req_init(e, &r, QPT_RC, cq, 1);
-		if (!*err)
-			*err = qp_create(e, &r, &qp);
-		if (*err)
-			return i;
-		if (h)
-			h[i] = qp.handle;
+	if (kind == KIND_CQ) {
+		ret = cq_new(e, 1, &c);
+		if (!ret)
+			*h = c.handle;
+		return ret;
 	}
-	*err = 0;
-	return n;
+	if (kind == KIND_SRQ) {
+		ret = srq_new(e, 1, &s);
+		if (!ret)
+			*h = s.handle;
+		return ret;
+	}
+	ret = qp_req_init(e, &r, QPT_RC, cq, 1);
+	if (!ret)
+		ret = qp_create(e, &r, &qp);
+	if (!ret)
+		*h = qp.handle;
+	return ret;
 }
 
-static int fill_srqs(struct qenv *e, int n, uint32_t *h, int *err)
+static int destroy_kind(int fd, int kind, uint32_t h)
 {
-	struct srq s;
+	return kind == KIND_CQ ? destroy_cq(fd, h) :
+	       kind == KIND_QP ? destroy_qp(fd, h) : destroy_srq(fd, h);
+}
+
+/*
+ * Up to @n of @kind (QPs on @cq), their handles in @h (if not NULL): how
+ * many were made; *err says why no more (0 if all were).
+ */
+static int fill_kind(struct qenv *e, int kind, uint32_t cq, int n,
+		     uint32_t *h, int *err)
+{
+	uint32_t x;
 	int i;
 
 	for (i = 0; i < n; i++) {
-		*err = srq_new(e, 1, &s);
+		*err = kind_new(e, kind, cq, h ? &h[i] : &x);
 		if (*err)
 			return i;
-		if (h)
-			h[i] = s.handle;
 	}
 	*err = 0;
 	return n;
 }
 
 /*
- * Close the fixture's context (and every object in it) and open another;
- * then the device must be back at the counts of setup.
+ * Close @e (and every object in it) and open another context there; then
+ * the device must be back at the counts @base (the fixture's, of setup).
  */
-#define ASSERT_REOPEN_CLEAN() do {					\
-	struct res_counts __now;					\
-	int __r;							\
-	qenv_close(&self->e);						\
-	ASSERT_RET(0, qenv_open(&self->e));				\
-	__r = wait_counts(&self->base, 60, &__now);			\
-	ASSERT_EQ(0, __r)						\
-		TH_LOG("device holds cq %ld qp %ld srq %ld pd %ld, "	\
-		       "expected %ld %ld %ld %ld", __now.cq, __now.qp,	\
-		       __now.srq, __now.pd, self->base.cq,		\
-		       self->base.qp, self->base.srq, self->base.pd);	\
+static void assert_reopen_clean(struct __test_metadata *_metadata,
+				struct qenv *e, const struct res_counts *base)
+{
+	struct res_counts now;
+	int ret;
+
+	qenv_close(e);
+	ASSERT_RET(0, qenv_open(e));
+	ret = wait_counts(base, 60, &now);
+	ASSERT_EQ(0, ret)
+		TH_LOG("device holds cq %ld qp %ld srq %ld pd %ld, expected %ld %ld %ld %ld",
+		       now.cq, now.qp, now.srq, now.pd, base->cq, base->qp,
+		       base->srq, base->pd);
+}
+
+/* What a sweep to a device limit needs; it skips without it. */
+#define REQUIRE_SWEEP(c, lim) do {					\
+	SKIP_ON_DEBUG_KERNEL();						\
+	REQUIRE_MEMLOCK();						\
+	REQUIRE_COUNTS(c);						\
+	REQUIRE_LIMITS(lim);						\
 } while (0)
+
+/*
+ * The device takes @max of @kind and holds @have: context @e makes the
+ * rest (QPs on *@cq, a CQ it makes first).  Returns their handles, *@n of
+ * them.
+ */
+static uint32_t *fill_to_limit(struct __test_metadata *_metadata,
+			       struct qenv *e, int kind, int max, long have,
+			       struct cq *cq, int *n)
+{
+	const char *what = kind_name[kind];
+	int want = max - have, err;
+	uint32_t *h = calloc(max, sizeof(*h));
+
+	ASSERT_NE(NULL, h);
+	ASSERT_LT(0, want) TH_LOG("the device already has %ld %ss", have,
+				  what);
+	/* A page per ring: QPs have two. */
+	ASSERT_RET(0, qenv_arena(e, (kind == KIND_QP ? 2 * want : want) + 64));
+	if (kind == KIND_QP)
+		ASSERT_RET(0, cq_new(e, 1, cq));
+	*n = fill_kind(e, kind, kind == KIND_QP ? cq->handle : 0, want, h,
+		       &err);
+	ASSERT_EQ(want, *n) TH_LOG("%s %d of %d (the device had %ld): %s",
+				   what, *n + 1, want, have, ename(err));
+	return h;
+}
+
+/*
+ * The device is full of @kind (not QPs), @h[@n] of them in context @e:
+ * not one more, there or in another context; a destroyed one can be had
+ * once; then half go one by one, the rest with the context, and the
+ * device is back at @base.
+ */
+static void assert_full(struct __test_metadata *_metadata, struct qenv *e,
+			const struct res_counts *base, int kind, uint32_t *h,
+			int n)
+{
+	struct qenv e2;
+	uint32_t x;
+	int i;
+
+	ASSERT_RET(-ENOMEM, kind_new(e, kind, 0, &x));
+	ASSERT_RET(-ENOMEM, kind_new(e, kind, 0, &x));
+	/* Another context shares the device's limit. */
+	ASSERT_RET(0, qenv_open(&e2));
+	ASSERT_RET(-ENOMEM, kind_new(&e2, kind, 0, &x));
+	qenv_close(&e2);
+	/* A freed one can be had once. */
+	ASSERT_RET(0, destroy_kind(e->fd, kind, h[n / 2]));
+	ASSERT_RET(0, kind_new(e, kind, 0, &h[n / 2]));
+	ASSERT_RET(-ENOMEM, kind_new(e, kind, 0, &x));
+	/* Half destroyed one by one, the rest with the context. */
+	for (i = 0; i < n; i += 2)
+		ASSERT_RET(0, destroy_kind(e->fd, kind, h[i]));
+	assert_reopen_clean(_metadata, e, base);
+}
 
 TEST_F_TIMEOUT(q, cq_limit, 600)
 {
 	struct dev_limits lim;
 	struct res_counts c;
-	struct qenv e2;
 	struct cq cq;
-	int want, n, err, i;
 	uint32_t *h;
+	int n;
 
-	SKIP_ON_DEBUG_KERNEL();
-	REQUIRE_MEMLOCK();
-	REQUIRE_COUNTS(c);
-	REQUIRE_LIMITS(lim);
-	want = lim.cq - c.cq;
-	h = calloc(lim.cq, sizeof(*h));
-	ASSERT_NE(NULL, h);
-	ASSERT_LT(0, want) TH_LOG("the device already has %ld CQs", c.cq);
-	ASSERT_RET(0, qenv_arena(&self->e, want + 64));
-	n = fill_cqs(&self->e, want, h, &err);
-	ASSERT_EQ(want, n) TH_LOG("CQ %d of %d (the device had %ld): %s",
-				  n + 1, want, c.cq, ename(err));
-	ASSERT_RET(-ENOMEM, cq_new(&self->e, 1, &cq));
-	ASSERT_RET(-ENOMEM, cq_new(&self->e, 1, &cq));
-	/* Another context shares the device's limit. */
-	ASSERT_RET(0, qenv_open(&e2));
-	ASSERT_RET(-ENOMEM, cq_new(&e2, 1, &cq));
-	qenv_close(&e2);
-	/* A freed CQ can be had once. */
-	ASSERT_RET(0, destroy_cq(self->e.fd, h[n / 2]));
-	ASSERT_RET(0, cq_new(&self->e, 1, &cq));
-	h[n / 2] = cq.handle;
-	ASSERT_RET(-ENOMEM, cq_new(&self->e, 1, &cq));
-	/* Half destroyed one by one, the rest with the context. */
-	for (i = 0; i < n; i += 2)
-		ASSERT_RET(0, destroy_cq(self->e.fd, h[i]));
-	ASSERT_REOPEN_CLEAN();
+	REQUIRE_SWEEP(c, lim);
+	h = fill_to_limit(_metadata, &self->e, KIND_CQ, lim.cq, c.cq, NULL,
+			  &n);
+	assert_full(_metadata, &self->e, &self->base, KIND_CQ, h, n);
 	ASSERT_RET(0, cq_new(&self->e, 1, &cq));
 }
 
@@ -5519,22 +5582,13 @@ TEST_F_TIMEOUT(q, qp_limit, 600)
 	struct qenv e2;
 	struct cq cq, cq2;
 	struct qp qp;
-	int want, n, err, i;
+	int n, i;
 	uint32_t *h;
 
-	SKIP_ON_DEBUG_KERNEL();
-	REQUIRE_MEMLOCK();
-	REQUIRE_COUNTS(c);
-	REQUIRE_LIMITS(lim);
-	want = lim.qp - c.qp;
-	h = calloc(lim.qp, sizeof(*h));
-	ASSERT_NE(NULL, h);
-	ASSERT_LT(0, want) TH_LOG("the device already has %ld QPs", c.qp);
-	ASSERT_RET(0, qenv_arena(&self->e, 2 * want + 64));
-	ASSERT_RET(0, cq_new(&self->e, 1, &cq));
-	n = fill_qps(&self->e, cq.handle, want, h, &err);
-	ASSERT_EQ(want, n) TH_LOG("QP %d of %d (the device had %ld): %s",
-				  n + 1, want, c.qp, ename(err));
+	REQUIRE_SWEEP(c, lim);
+	h = fill_to_limit(_metadata, &self->e, KIND_QP, lim.qp, c.qp, &cq,
+			  &n);
+	/* Not one more, of any type, in this context or another. */
 	ASSERT_RET(0, qp_req_init(&self->e, &r, QPT_UD, cq.handle, 1));
 	ASSERT_RET(-ENOMEM, qp_create(&self->e, &r, &qp));
 	ASSERT_RET(-ENOMEM, qp_create(&self->e, &r, &qp));
@@ -5551,44 +5605,20 @@ TEST_F_TIMEOUT(q, qp_limit, 600)
 	ASSERT_RET(-ENOMEM, qp_create(&self->e, &r, &qp));
 	for (i = 0; i < n; i += 2)
 		ASSERT_RET(0, destroy_qp(self->e.fd, h[i]));
-	ASSERT_REOPEN_CLEAN();
+	assert_reopen_clean(_metadata, &self->e, &self->base);
 }
 
 TEST_F_TIMEOUT(q, srq_limit, 600)
 {
 	struct dev_limits lim;
 	struct res_counts c;
-	struct qenv e2;
-	struct srq s;
-	long have;
-	int want, n, err, i;
 	uint32_t *h;
+	int n;
 
-	SKIP_ON_DEBUG_KERNEL();
-	REQUIRE_MEMLOCK();
-	REQUIRE_COUNTS(c);
-	REQUIRE_LIMITS(lim);
-	have = c.srq < 0 ? 0 : c.srq;
-	want = lim.srq - have;
-	h = calloc(lim.srq, sizeof(*h));
-	ASSERT_NE(NULL, h);
-	ASSERT_LT(0, want) TH_LOG("the device already has %ld SRQs", have);
-	ASSERT_RET(0, qenv_arena(&self->e, want + 64));
-	n = fill_srqs(&self->e, want, h, &err);
-	ASSERT_EQ(want, n) TH_LOG("SRQ %d of %d (the device had %ld): %s",
-				  n + 1, want, have, ename(err));
-	ASSERT_RET(-ENOMEM, srq_new(&self->e, 1, &s));
-	ASSERT_RET(-ENOMEM, srq_new(&self->e, 1, &s));
-	ASSERT_RET(0, qenv_open(&e2));
-	ASSERT_RET(-ENOMEM, srq_new(&e2, 1, &s));
-	qenv_close(&e2);
-	ASSERT_RET(0, destroy_srq(self->e.fd, h[n / 2]));
-	ASSERT_RET(0, srq_new(&self->e, 1, &s));
-	h[n / 2] = s.handle;
-	ASSERT_RET(-ENOMEM, srq_new(&self->e, 1, &s));
-	for (i = 0; i < n; i += 2)
-		ASSERT_RET(0, destroy_srq(self->e.fd, h[i]));
-	ASSERT_REOPEN_CLEAN();
+	REQUIRE_SWEEP(c, lim);
+	h = fill_to_limit(_metadata, &self->e, KIND_SRQ, lim.srq,
+			  c.srq < 0 ? 0 : c.srq, NULL, &n);
+	assert_full(_metadata, &self->e, &self->base, KIND_SRQ, h, n);
 }
 
 /*
@@ -5649,33 +5679,51 @@ TEST_F_TIMEOUT(q, ah_limit, 900)
 
 /* ---- killed processes --------------------------------------------------- */
 
+/* Per kind of queue. */
 struct fill_report {
-	int cq, qp, srq;		/* created */
-	int cq_err, qp_err, srq_err;	/* why the filling stopped */
-	int cq_more, qp_more, srq_more;	/* one more of each */
+	int made[NKINDS];	/* created */
+	int err[NKINDS];	/* why the filling stopped */
+	int more[NKINDS];	/* one more of each */
 };
 
-/* @wcq CQs (the first one for the QPs), @wqp QPs, @wsrq SRQs; one more. */
-static void fill_all(struct qenv *e, int wcq, int wqp, int wsrq,
+/*
+ * @want[] of each kind, CQs first (the first CQ for the QPs), then QPs,
+ * then SRQs; and one more of each.
+ */
+static void fill_all(struct qenv *e, const int want[NKINDS],
 		     struct fill_report *f)
 {
-	struct cq cq, extra;
-	struct qp_req r;
-	struct srq s;
-	struct qp qp;
+	struct cq cq;
+	uint32_t x;
+	int k;
 
 	memset(f, 0, sizeof(*f));
-	f->cq_err = cq_new(e, 1, &cq);
-	if (f->cq_err)
+	f->err[KIND_CQ] = cq_new(e, 1, &cq);
+	if (f->err[KIND_CQ])
 		return;
-	f->cq = 1 + fill_cqs(e, wcq - 1, NULL, &f->cq_err);
-	f->cq_more = cq_new(e, 1, &extra);
-	f->qp = fill_qps(e, cq.handle, wqp, NULL, &f->qp_err);
-	f->qp_more = qp_req_init(e, &r, QPT_RC, cq.handle, 1);
-	if (!f->qp_more)
-		f->qp_more = qp_create(e, &r, &qp);
-	f->srq = fill_srqs(e, wsrq, NULL, &f->srq_err);
-	f->srq_more = srq_new(e, 1, &s);
+	f->made[KIND_CQ] = 1;	/* the first CQ counts */
+	for (k = 0; k < NKINDS; k++) {
+		f->made[k] += fill_kind(e, k, cq.handle, want[k] - f->made[k],
+					NULL, &f->err[k]);
+		f->more[k] = kind_new(e, k, cq.handle, &x);
+	}
+}
+
+/* All of fill_all()'s @want were made and, if @full, not one more. */
+static void expect_filled(struct __test_metadata *_metadata,
+			  const struct fill_report *f,
+			  const int want[NKINDS], bool full, const char *who)
+{
+	int k;
+
+	for (k = 0; k < NKINDS; k++) {
+		EXPECT_EQ(want[k], f->made[k])
+			TH_LOG("%s%s %d: %s", who, kind_name[k],
+			       f->made[k] + 1, ename(f->err[k]));
+	}
+	for (k = 0; full && k < NKINDS; k++) {
+		EXPECT_EQ(-ENOMEM, f->more[k]);
+	}
 }
 
 #define PIN_TOLERANCE	256	/* pages others may pin meanwhile */
@@ -5692,7 +5740,7 @@ TEST_F_TIMEOUT(q, sigkill_child_with_queues, 900)
 	struct res_counts c0, now;
 	struct fill_report f, g;
 	long pins0, during, after, pages;
-	int p[2], status, wcq, wqp, wsrq, ret, i;
+	int p[2], status, want[NKINDS], ret, i;
 	struct dev_limits lim;
 	struct cq cq;
 	bool full;
@@ -5702,12 +5750,12 @@ TEST_F_TIMEOUT(q, sigkill_child_with_queues, 900)
 	REQUIRE_COUNTS(c0);
 	REQUIRE_LIMITS(lim);
 	full = !on_debug_kernel();
-	wcq = full ? lim.cq - c0.cq : 256;
-	wqp = full ? lim.qp - c0.qp : 256;
-	wsrq = full ? lim.srq - (c0.srq < 0 ? 0 : c0.srq) : 64;
-	ASSERT_LT(0, wcq);
-	ASSERT_LT(0, wqp);
-	pages = wcq + 2L * wqp + wsrq;
+	want[KIND_CQ] = full ? lim.cq - c0.cq : 256;
+	want[KIND_QP] = full ? lim.qp - c0.qp : 256;
+	want[KIND_SRQ] = full ? lim.srq - (c0.srq < 0 ? 0 : c0.srq) : 64;
+	ASSERT_LT(0, want[KIND_CQ]);
+	ASSERT_LT(0, want[KIND_QP]);
+	pages = want[KIND_CQ] + 2L * want[KIND_QP] + want[KIND_SRQ];
 	pins0 = settled_pins();
 	ASSERT_EQ(0, pipe(p));
 	pid = fork();
@@ -5718,11 +5766,11 @@ TEST_F_TIMEOUT(q, sigkill_child_with_queues, 900)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(p[0]);
 		memset(&f, 0, sizeof(f));
-		f.cq_err = qenv_open(&e);
-		if (!f.cq_err)
-			f.cq_err = qenv_arena(&e, pages + 64);
-		if (!f.cq_err)
-			fill_all(&e, wcq, wqp, wsrq, &f);
+		f.err[KIND_CQ] = qenv_open(&e);
+		if (!f.err[KIND_CQ])
+			f.err[KIND_CQ] = qenv_arena(&e, pages + 64);
+		if (!f.err[KIND_CQ])
+			fill_all(&e, want, &f);
 		if (write(p[1], &f, sizeof(f)) != sizeof(f))
 			_exit(1);
 		for (;;)
@@ -5735,16 +5783,8 @@ TEST_F_TIMEOUT(q, sigkill_child_with_queues, 900)
 	if (ret != sizeof(f))
 		kill(pid, SIGKILL);
 	ASSERT_EQ(sizeof(f), ret);
-	EXPECT_EQ(wcq, f.cq) TH_LOG("child: CQ %d: %s", f.cq + 1,
-				    ename(f.cq_err));
-	EXPECT_EQ(wqp, f.qp) TH_LOG("child: QP %d: %s", f.qp + 1,
-				    ename(f.qp_err));
-	EXPECT_EQ(wsrq, f.srq) TH_LOG("child: SRQ %d: %s", f.srq + 1,
-				      ename(f.srq_err));
+	expect_filled(_metadata, &f, want, full, "child: ");
 	if (full) {
-		EXPECT_EQ(-ENOMEM, f.cq_more);
-		EXPECT_EQ(-ENOMEM, f.qp_more);
-		EXPECT_EQ(-ENOMEM, f.srq_more);
 		/* The device is full while the child lives. */
 		ret = cq_new(&self->e, 1, &cq);
 		EXPECT_EQ(-ENOMEM, ret);
@@ -5778,16 +5818,8 @@ TEST_F_TIMEOUT(q, sigkill_child_with_queues, 900)
 	}
 	/* The parent gets exactly as many. */
 	ASSERT_RET(0, qenv_arena(&self->e, pages + 64));
-	fill_all(&self->e, wcq, wqp, wsrq, &g);
-	EXPECT_EQ(wcq, g.cq) TH_LOG("CQ %d: %s", g.cq + 1, ename(g.cq_err));
-	EXPECT_EQ(wqp, g.qp) TH_LOG("QP %d: %s", g.qp + 1, ename(g.qp_err));
-	EXPECT_EQ(wsrq, g.srq) TH_LOG("SRQ %d: %s", g.srq + 1,
-				      ename(g.srq_err));
-	if (full) {
-		EXPECT_EQ(-ENOMEM, g.cq_more);
-		EXPECT_EQ(-ENOMEM, g.qp_more);
-		EXPECT_EQ(-ENOMEM, g.srq_more);
-	}
+	fill_all(&self->e, want, &g);
+	expect_filled(_metadata, &g, want, full, "");
 }
 
 /* Children busy creating and destroying queues are SIGKILLed mid-flight. */
@@ -5970,12 +6002,6 @@ static size_t fz_mangle(uint8_t *buf, size_t len, size_t cap,
 static int fz_mutations(void)
 {
 	return rndn(3) ? 1 + rndn(3) : 0;
-}
-
-static int destroy_kind(int fd, int kind, uint32_t h)
-{
-	return kind == 0 ? destroy_cq(fd, h) :
-	       kind == 1 ? destroy_qp(fd, h) : destroy_srq(fd, h);
 }
 
 /* CREATE_CQ: a valid command, mutated. */
@@ -6197,13 +6223,12 @@ static int fz_srq(struct qenv *e, const struct fz *z, uint8_t *buf,
  */
 TEST_F_TIMEOUT(q, fuzz_create, 600)
 {
-	enum { LIVE = 8, NK = 3 };
+	enum { LIVE = 8 };
 	static const int allowed[] = {
 		EINVAL, EOPNOTSUPP, EFAULT, ENOMEM, EPERM,
 	};
-	static const char *const kinds[NK] = { "CQ", "QP", "SRQ" };
-	int hist[NK][ARRAY_SIZE(allowed) + 1] = {}, nlive[NK] = {};
-	uint32_t live[NK][LIVE];
+	int hist[NKINDS][ARRAY_SIZE(allowed) + 1] = {}, nlive[NKINDS] = {};
+	uint32_t live[NKINDS][LIVE];
 	struct timespec t0, t;
 	int odd = 0, it, k, i;
 	struct srq fsrq;
@@ -6225,7 +6250,7 @@ TEST_F_TIMEOUT(q, fuzz_create, 600)
 
 	for (it = 0; it < QFUZZ_ITERS; it++) {
 		uint8_t buf[160] = {}, resp[128];
-		int kind = rndn(NK), ret;
+		int kind = rndn(NKINDS), ret;
 		bool ex = false;
 		size_t len;
 
@@ -6234,18 +6259,17 @@ TEST_F_TIMEOUT(q, fuzz_create, 600)
 			if (t.tv_sec - t0.tv_sec > QFUZZ_SECONDS)
 				break;
 		}
-		if (kind == 0)
+		if (kind == KIND_CQ)
 			ret = fz_cq(&self->e, &z, buf, resp, &len, &ex);
-		else if (kind == 1)
+		else if (kind == KIND_QP)
 			ret = fz_qp(&self->e, &z, fcq.handle, fsrq.handle, buf,
 				    resp, &len, &ex);
 		else
 			ret = fz_srq(&self->e, &z, buf, resp, &len);
 		if (!ret) {
-			uint32_t h;
+			uint32_t h = resp_handle(resp);
 			int dret = 0;
 
-			memcpy(&h, resp, sizeof(h));
 			hist[kind][ARRAY_SIZE(allowed)]++;
 			if (nlive[kind] == LIVE ||
 			    (nlive[kind] && !rndn(4))) {
@@ -6258,7 +6282,7 @@ TEST_F_TIMEOUT(q, fuzz_create, 600)
 			live[kind][nlive[kind]++] = h;
 			if (dret && odd++ < 10)
 				TH_LOG("iteration %d: destroying a %s: %s", it,
-				       kinds[kind], ename(dret));
+				       kind_name[kind], ename(dret));
 			continue;
 		}
 		for (i = 0; i < (int)ARRAY_SIZE(allowed); i++)
@@ -6268,24 +6292,24 @@ TEST_F_TIMEOUT(q, fuzz_create, 600)
 			hist[kind][i]++;
 		else if (odd++ < 10)
 			TH_LOG("iteration %d: %s%s with a %zu-byte driver command: %s",
-			       it, ex ? "extended " : "", kinds[kind], len,
+			       it, ex ? "extended " : "", kind_name[kind], len,
 			       ename(ret));
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	for (k = 0; k < NK; k++)
+	for (k = 0; k < NKINDS; k++)
 		TH_LOG("%s: %d created, EINVAL %d, EOPNOTSUPP %d, EFAULT %d, ENOMEM %d, EPERM %d",
-		       kinds[k], hist[k][ARRAY_SIZE(allowed)], hist[k][0],
+		       kind_name[k], hist[k][ARRAY_SIZE(allowed)], hist[k][0],
 		       hist[k][1], hist[k][2], hist[k][3], hist[k][4]);
 	TH_LOG("%d iterations in %ld s, %d odd results", it,
 	       (long)(t.tv_sec - t0.tv_sec), odd);
 	EXPECT_EQ(0, odd);
-	for (k = 0; k < NK; k++) {
+	for (k = 0; k < NKINDS; k++) {
 		EXPECT_LT(0, hist[k][ARRAY_SIZE(allowed)])
-			TH_LOG("no %s was ever created", kinds[k]);
+			TH_LOG("no %s was ever created", kind_name[k]);
 	}
 	/* QPs first: they hold the fuzz CQ and SRQ. */
-	for (k = 0; k < NK; k++) {
-		int kind = (k + 1) % NK;	/* QP, SRQ, CQ */
+	for (k = 0; k < NKINDS; k++) {
+		int kind = (k + 1) % NKINDS;	/* QP, SRQ, CQ */
 
 		for (i = 0; i < nlive[kind]; i++)
 			ASSERT_RET(0, destroy_kind(self->e.fd, kind,
