@@ -3,6 +3,7 @@
 // Address handles: RoCEv2 paths to this host's GIDs, many AHs, the
 // attributes the core rejects, and the device-wide max_ah.
 #include "edge.hpp"
+#include "fixture.hpp"
 #include "verbs.hpp"
 
 #include <gtest/gtest.h>
@@ -15,16 +16,11 @@ using namespace urdma::test;
 
 namespace {
 
-class AhTest : public ::testing::Test {
+class AhTest : public PdTest {
 protected:
 	void SetUp() override
 	{
-		ctx_ = open_device();
-		ASSERT_TRUE(ctx_) << "cannot open " << device_name() << ": "
-				  << strerror(errno);
-		ASSERT_EQ(ibv_query_device(ctx_.get(), &attr_), 0);
-		pd_.reset(ibv_alloc_pd(ctx_.get()));
-		ASSERT_TRUE(pd_) << strerror(errno);
+		ASSERT_NO_FATAL_FAILURE(PdTest::SetUp());
 		ah_attr_ = loopback_ah_attr(ctx_.get());
 		ibv_gid zero{};
 		ASSERT_NE(memcmp(ah_attr_.grh.dgid.raw, zero.raw, 16), 0)
@@ -40,14 +36,9 @@ protected:
 	// create_ah expecting failure: its errno, 0 if it succeeded.
 	int create_fails(const ibv_ah_attr &a)
 	{
-		errno = 0;
-		Ah ah = create(a);
-		return ah ? 0 : errno;
+		return create_errno([&] { return create(a); });
 	}
 
-	Context ctx_;
-	ibv_device_attr attr_{};
-	Pd pd_;
 	ibv_ah_attr ah_attr_{};
 };
 

@@ -4,6 +4,7 @@
 // empty CQ, completion channels, resize, and CQs that QPs still use.  There
 // is no engine yet, so every CQ here stays empty.
 #include "edge.hpp"
+#include "fixture.hpp"
 #include "verbs.hpp"
 
 #include <fcntl.h>
@@ -18,18 +19,8 @@ using namespace urdma::test;
 
 namespace {
 
-class CqTest : public ::testing::Test {
+class CqTest : public PdTest {
 protected:
-	void SetUp() override
-	{
-		ctx_ = open_device();
-		ASSERT_TRUE(ctx_) << "cannot open " << device_name() << ": "
-				  << strerror(errno);
-		ASSERT_EQ(ibv_query_device(ctx_.get(), &attr_), 0);
-		pd_.reset(ibv_alloc_pd(ctx_.get()));
-		ASSERT_TRUE(pd_) << strerror(errno);
-	}
-
 	Cq create(int cqe, ibv_comp_channel *ch = nullptr, int vector = 0)
 	{
 		return Cq(ibv_create_cq(ctx_.get(), cqe, nullptr, ch, vector));
@@ -39,9 +30,7 @@ protected:
 	int create_fails(int cqe, ibv_comp_channel *ch = nullptr,
 			 int vector = 0)
 	{
-		errno = 0;
-		Cq cq = create(cqe, ch, vector);
-		return cq ? 0 : errno;
+		return create_errno([&] { return create(cqe, ch, vector); });
 	}
 
 	// An RC QP completing to @scq and @rcq, which it keeps busy.
@@ -51,10 +40,6 @@ protected:
 		a.recv_cq = rcq;
 		return Qp(ibv_create_qp(pd_.get(), &a));
 	}
-
-	Context ctx_;
-	ibv_device_attr attr_{};
-	Pd pd_;
 };
 
 TEST_F(CqTest, CreateWithVariousSizes)

@@ -2,6 +2,7 @@
 //
 // Device, port, GID and PD conformance of a urdma device.
 #include "edge.hpp"
+#include "fixture.hpp"
 #include "verbs.hpp"
 
 #include <arpa/inet.h>
@@ -22,16 +23,7 @@ using namespace urdma::test;
 
 namespace {
 
-class Device : public ::testing::Test {
-protected:
-	void SetUp() override
-	{
-		ctx_ = open_device();
-		ASSERT_TRUE(ctx_) << "cannot open " << device_name() << ": "
-				  << strerror(errno);
-	}
-	Context ctx_;
-};
+class Device : public ContextTest {};
 
 std::string read_sysfs(const std::string &path)
 {

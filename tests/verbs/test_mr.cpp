@@ -2,6 +2,7 @@
 //
 // Memory registration: pinning, keys, access rules, limits, rereg, MWs.
 #include "edge.hpp"
+#include "fixture.hpp"
 #include "mapping.hpp"
 #include "verbs.hpp"
 
@@ -26,12 +27,11 @@ namespace {
 constexpr int kRW = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		    IBV_ACCESS_REMOTE_READ;
 
-class MrTest : public ::testing::Test {
+class MrTest : public ContextTest {
 protected:
 	void SetUp() override
 	{
-		ctx_ = open_device();
-		ASSERT_TRUE(ctx_) << strerror(errno);
+		ASSERT_NO_FATAL_FAILURE(ContextTest::SetUp());
 		pd_.reset(ibv_alloc_pd(ctx_.get()));
 		ASSERT_TRUE(pd_) << strerror(errno);
 	}
@@ -39,12 +39,11 @@ protected:
 	// reg_mr expecting failure: returns errno (0 if it succeeded).
 	int reg_fails(void *addr, size_t len, int access)
 	{
-		errno = 0;
-		Mr mr(ibv_reg_mr(pd_.get(), addr, len, access));
-		return mr ? 0 : errno;
+		return create_errno([&] {
+			return Mr(ibv_reg_mr(pd_.get(), addr, len, access));
+		});
 	}
 
-	Context ctx_;
 	Pd pd_;
 };
 
@@ -228,29 +227,19 @@ TEST_F(MrTest, MemoryWindowsOfBothTypes)
 // A process may pin no more than RLIMIT_MEMLOCK without CAP_IPC_LOCK.
 TEST(MrLimits, RlimitMemlockIsHonoured)
 {
-	pid_t pid = fork();
-	ASSERT_GE(pid, 0);
-	if (pid == 0) {
-		rlimit rl = { 64 * 1024, 64 * 1024 };
-		if (setrlimit(RLIMIT_MEMLOCK, &rl) || setuid(65534))
-			_exit(10);
-		Context ctx = open_device();
-		if (!ctx)
-			_exit(11);
-		Pd pd(ibv_alloc_pd(ctx.get()));
+	auto child = [](ibv_context *, ibv_pd *pd) {
 		Mapping small(32 * 1024), big(1 << 20);
-		Mr ok(ibv_reg_mr(pd.get(), small.get(), small.size(), 0));
+		Mr ok(ibv_reg_mr(pd, small.get(), small.size(), 0));
 		if (!ok)
 			_exit(12);
-		Mr over(ibv_reg_mr(pd.get(), big.get(), big.size(), 0));
+		Mr over(ibv_reg_mr(pd, big.get(), big.size(), 0));
 		_exit(over ? 13 : errno == ENOMEM ? 0 : 14);
-	}
-	int st = 0;
-	ASSERT_EQ(waitpid(pid, &st, 0), pid);
-	ASSERT_TRUE(WIFEXITED(st));
-	EXPECT_EQ(WEXITSTATUS(st), 0)
-		<< "10 setup, 11 open, 12 small reg failed, 13 over limit "
-		   "succeeded, 14 wrong errno";
+	};
+	int status = -1;
+	ASSERT_NO_FATAL_FAILURE(run_memlock_limited_child(child, &status));
+	EXPECT_EQ(status, 0)
+		<< "10 setup, 11 open or PD, 12 small reg failed, 13 over "
+		   "limit succeeded, 14 wrong errno";
 }
 
 // A process killed while holding MRs leaves no pinned page behind.
@@ -263,12 +252,7 @@ TEST(MrLimits, KilledProcessReleasesItsPins)
 		GTEST_SKIP() << "/proc/vmstat has no nr_foll_pin_* counters";
 
 	const size_t len = 32u << 20;  // 8192 pages
-	int ready[2];
-	ASSERT_EQ(pipe(ready), 0);
-	pid_t pid = fork();
-	ASSERT_GE(pid, 0);
-	if (pid == 0) {
-		close(ready[0]);
+	auto child = [&](auto report) {
 		Context ctx = open_device();
 		if (!ctx)
 			_exit(1);  // EOF for the parent
@@ -278,21 +262,11 @@ TEST(MrLimits, KilledProcessReleasesItsPins)
 		for (int i = 0; i < 4; i++)
 			mrs.emplace_back(ibv_reg_mr(pd.get(), buf.get(), len,
 						    IBV_ACCESS_LOCAL_WRITE));
-		char c = mrs.back() ? 'y' : 'n';
-		if (write(ready[1], &c, 1) != 1)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	// Only the child writes, so a child that dies early reads as EOF.
-	close(ready[1]);
+		report(mrs.back() ? 'y' : 'n');
+	};
 	char c = 0;
-	ssize_t got = read(ready[0], &c, 1);
-	long during = pins_outstanding();
-	kill(pid, SIGKILL);
-	waitpid(pid, nullptr, 0);
-	close(ready[0]);
-	ASSERT_EQ(got, 1) << "the child died before reporting";
+	long during = 0;
+	ASSERT_NO_FATAL_FAILURE(run_then_kill_child(child, &c, &during));
 	EXPECT_EQ(c, 'y');
 	// Unrelated pins may come and go; ours must all be gone.
 	long after = pins_after_exit(before);

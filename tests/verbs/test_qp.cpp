@@ -5,6 +5,7 @@
 // SRQs and the device-wide max_qp.  Nothing is posted (there is no engine
 // yet); an RC or UC QP is connected to itself through GID 0.
 #include "edge.hpp"
+#include "fixture.hpp"
 #include "verbs.hpp"
 
 #include <gtest/gtest.h>
@@ -111,17 +112,14 @@ struct Step {
 	int mask = 0;
 };
 
-// Public, so that the tables of cases below can build their steps.
-class QpTest : public ::testing::Test {
-public:
+// A change to a step's attributes.
+using Tweak = std::function<void(ibv_qp_attr &)>;
+
+class QpTest : public PdTest {
+protected:
 	void SetUp() override
 	{
-		ctx_ = open_device();
-		ASSERT_TRUE(ctx_) << "cannot open " << device_name() << ": "
-				  << strerror(errno);
-		ASSERT_EQ(ibv_query_device(ctx_.get(), &attr_), 0);
-		pd_.reset(ibv_alloc_pd(ctx_.get()));
-		ASSERT_TRUE(pd_) << strerror(errno);
+		ASSERT_NO_FATAL_FAILURE(PdTest::SetUp());
 		cq_.reset(ibv_create_cq(ctx_.get(), 256, nullptr, nullptr, 0));
 		ASSERT_TRUE(cq_) << strerror(errno);
 		ASSERT_EQ(ibv_query_gid(ctx_.get(), 1, 0, &gid_), 0);
@@ -140,9 +138,7 @@ public:
 	// create_qp expecting failure: its errno, 0 if it succeeded.
 	int create_fails(ibv_qp_type t, ibv_qp_cap cap)
 	{
-		errno = 0;
-		Qp qp = create(t, cap);
-		return qp ? 0 : errno;
+		return create_errno([&] { return create(t, cap); });
 	}
 
 	// RESET -> INIT: RC and UC take access flags, UD a qkey.
@@ -206,6 +202,19 @@ public:
 		return s;
 	}
 
+	// The step out of @from (RESET, INIT or RTR) that walk() takes.
+	Step next_step(ibv_qp *qp, ibv_qp_state from)
+	{
+		switch (from) {
+		case IBV_QPS_RESET:
+			return init_step(qp->qp_type);
+		case IBV_QPS_INIT:
+			return rtr_step(qp);
+		default:
+			return rts_step(qp->qp_type);
+		}
+	}
+
 	Step to_state(ibv_qp_state st)
 	{
 		Step s;
@@ -232,29 +241,18 @@ public:
 	// Take a QP in RESET to @target (RESET, INIT, RTR or RTS).
 	void walk(ibv_qp *qp, ibv_qp_state target)
 	{
-		if (target == IBV_QPS_RESET)
-			return;
-		ASSERT_EQ(modify(qp, init_step(qp->qp_type)), 0) << "RESET->INIT";
-		ASSERT_EQ(qp->state, IBV_QPS_INIT);
-		ASSERT_EQ(state(qp), IBV_QPS_INIT);
-		if (target == IBV_QPS_INIT)
-			return;
-		ASSERT_EQ(modify(qp, rtr_step(qp)), 0) << "INIT->RTR";
-		ASSERT_EQ(qp->state, IBV_QPS_RTR);
-		ASSERT_EQ(state(qp), IBV_QPS_RTR);
-		if (target == IBV_QPS_RTR)
-			return;
-		ASSERT_EQ(modify(qp, rts_step(qp->qp_type)), 0) << "RTR->RTS";
-		ASSERT_EQ(qp->state, IBV_QPS_RTS);
-		ASSERT_EQ(state(qp), IBV_QPS_RTS);
+		for (int s = IBV_QPS_RESET; s < target; s++) {
+			const ibv_qp_state next = ibv_qp_state(s + 1);
+			ASSERT_EQ(modify(qp, next_step(qp, ibv_qp_state(s))), 0)
+				<< state_name(s) << "->" << state_name(next);
+			ASSERT_EQ(qp->state, next);
+			ASSERT_EQ(state(qp), next);
+		}
 	}
 
 	// Walk to RTS and check that ibv_query_qp returns what was set.
 	void walk_and_query(ibv_qp_type t, ibv_srq *srq = nullptr);
 
-	Context ctx_;
-	ibv_device_attr attr_{};
-	Pd pd_;
 	Cq cq_;
 	ibv_gid gid_{};
 };
@@ -390,16 +388,24 @@ TEST_F(QpTest, UnsupportedTypesAreEopnotsupp)
 // ERRORS: QP create flags are EOPNOTSUPP.
 TEST_F(QpTest, CreateFlagsAreEopnotsupp)
 {
-	for (uint32_t flag : { uint32_t(IBV_QP_CREATE_SCATTER_FCS),
-			       uint32_t(IBV_QP_CREATE_BLOCK_SELF_MCAST_LB) }) {
+	// An RC QP with create flags @flags, if any.
+	auto attr = [&](uint32_t flags) {
 		ibv_qp_init_attr_ex ax{};
 		ax.qp_type = IBV_QPT_RC;
 		ax.send_cq = cq_.get();
 		ax.recv_cq = cq_.get();
 		ax.cap = qp_cap(16, 16, 1, 1);
 		ax.pd = pd_.get();
-		ax.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS;
-		ax.create_flags = flag;
+		ax.comp_mask = IBV_QP_INIT_ATTR_PD;
+		if (flags) {
+			ax.comp_mask |= IBV_QP_INIT_ATTR_CREATE_FLAGS;
+			ax.create_flags = flags;
+		}
+		return ax;
+	};
+	for (uint32_t flag : { uint32_t(IBV_QP_CREATE_SCATTER_FCS),
+			       uint32_t(IBV_QP_CREATE_BLOCK_SELF_MCAST_LB) }) {
+		ibv_qp_init_attr_ex ax = attr(flag);
 		errno = 0;
 		Qp qp(ibv_create_qp_ex(ctx_.get(), &ax));
 		EXPECT_FALSE(qp) << "flag " << flag;
@@ -407,13 +413,7 @@ TEST_F(QpTest, CreateFlagsAreEopnotsupp)
 					     << strerror(errno);
 	}
 	// Without flags the same request is fine.
-	ibv_qp_init_attr_ex ax{};
-	ax.qp_type = IBV_QPT_RC;
-	ax.send_cq = cq_.get();
-	ax.recv_cq = cq_.get();
-	ax.cap = qp_cap(16, 16, 1, 1);
-	ax.pd = pd_.get();
-	ax.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ibv_qp_init_attr_ex ax = attr(0);
 	Qp qp(ibv_create_qp_ex(ctx_.get(), &ax));
 	EXPECT_TRUE(qp) << strerror(errno);
 }
@@ -502,77 +502,40 @@ TEST_F(QpTest, InvalidTransitionsAreEinval)
 // is EINVAL.
 TEST_F(QpTest, MissingOrForeignAttributesAreEinval)
 {
+	// The valid step out of @from, without the attributes @drop and with
+	// the attributes @add, which @set gives their values.
 	struct Case {
 		ibv_qp_type type;
 		ibv_qp_state from;
 		const char *what;
-		std::function<Step(QpTest *, ibv_qp *)> step;
+		int drop, add;
+		Tweak set;
 	};
 	const std::vector<Case> cases = {
 		{ IBV_QPT_RC, IBV_QPS_RESET, "INIT without a port",
-		  [](QpTest *t, ibv_qp *qp) {
-			  Step s = t->init_step(qp->qp_type);
-			  s.mask &= ~IBV_QP_PORT;
-			  return s;
-		  } },
-		{ IBV_QPT_RC, IBV_QPS_RESET, "INIT with a qkey",
-		  [](QpTest *t, ibv_qp *qp) {
-			  Step s = t->init_step(qp->qp_type);
-			  s.attr.qkey = kQkey;
-			  s.mask |= IBV_QP_QKEY;
-			  return s;
-		  } },
-		{ IBV_QPT_RC, IBV_QPS_INIT, "RTR without a path",
-		  [](QpTest *t, ibv_qp *qp) {
-			  Step s = t->rtr_step(qp);
-			  s.mask &= ~IBV_QP_AV;
-			  return s;
-		  } },
+		  IBV_QP_PORT, 0, nullptr },
+		{ IBV_QPT_RC, IBV_QPS_RESET, "INIT with a qkey", 0, IBV_QP_QKEY,
+		  [](ibv_qp_attr &a) { a.qkey = kQkey; } },
+		{ IBV_QPT_RC, IBV_QPS_INIT, "RTR without a path", IBV_QP_AV, 0,
+		  nullptr },
 		{ IBV_QPT_RC, IBV_QPS_INIT, "RTR without max_dest_rd_atomic",
-		  [](QpTest *t, ibv_qp *qp) {
-			  Step s = t->rtr_step(qp);
-			  s.mask &= ~IBV_QP_MAX_DEST_RD_ATOMIC;
-			  return s;
-		  } },
+		  IBV_QP_MAX_DEST_RD_ATOMIC, 0, nullptr },
 		{ IBV_QPT_RC, IBV_QPS_RTR, "RTS without a timeout",
-		  [](QpTest *t, ibv_qp *qp) {
-			  Step s = t->rts_step(qp->qp_type);
-			  s.mask &= ~IBV_QP_TIMEOUT;
-			  return s;
-		  } },
-		{ IBV_QPT_UC, IBV_QPS_INIT, "UC RTR with max_dest_rd_atomic",
-		  [](QpTest *t, ibv_qp *qp) {
-			  Step s = t->rtr_step(qp);
-			  s.attr.max_dest_rd_atomic = 1;
-			  s.mask |= IBV_QP_MAX_DEST_RD_ATOMIC;
-			  return s;
-		  } },
-		{ IBV_QPT_UC, IBV_QPS_RTR, "UC RTS with a timeout",
-		  [](QpTest *t, ibv_qp *qp) {
-			  Step s = t->rts_step(qp->qp_type);
-			  s.attr.timeout = 14;
-			  s.mask |= IBV_QP_TIMEOUT;
-			  return s;
-		  } },
+		  IBV_QP_TIMEOUT, 0, nullptr },
+		{ IBV_QPT_UC, IBV_QPS_INIT, "UC RTR with max_dest_rd_atomic", 0,
+		  IBV_QP_MAX_DEST_RD_ATOMIC,
+		  [](ibv_qp_attr &a) { a.max_dest_rd_atomic = 1; } },
+		{ IBV_QPT_UC, IBV_QPS_RTR, "UC RTS with a timeout", 0,
+		  IBV_QP_TIMEOUT, [](ibv_qp_attr &a) { a.timeout = 14; } },
 		{ IBV_QPT_UD, IBV_QPS_RESET, "UD INIT without a qkey",
-		  [](QpTest *t, ibv_qp *qp) {
-			  Step s = t->init_step(qp->qp_type);
-			  s.mask &= ~IBV_QP_QKEY;
-			  return s;
+		  IBV_QP_QKEY, 0, nullptr },
+		{ IBV_QPT_UD, IBV_QPS_RESET, "UD INIT with access flags", 0,
+		  IBV_QP_ACCESS_FLAGS, [](ibv_qp_attr &a) {
+			  a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE;
 		  } },
-		{ IBV_QPT_UD, IBV_QPS_RESET, "UD INIT with access flags",
-		  [](QpTest *t, ibv_qp *qp) {
-			  Step s = t->init_step(qp->qp_type);
-			  s.attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE;
-			  s.mask |= IBV_QP_ACCESS_FLAGS;
-			  return s;
-		  } },
-		{ IBV_QPT_UD, IBV_QPS_INIT, "UD RTR with a path",
-		  [](QpTest *t, ibv_qp *qp) {
-			  Step s = t->rtr_step(qp);
-			  s.attr.ah_attr = loopback_ah_attr(t->ctx_.get());
-			  s.mask |= IBV_QP_AV;
-			  return s;
+		{ IBV_QPT_UD, IBV_QPS_INIT, "UD RTR with a path", 0, IBV_QP_AV,
+		  [this](ibv_qp_attr &a) {
+			  a.ah_attr = loopback_ah_attr(ctx_.get());
 		  } },
 	};
 	for (const Case &c : cases) {
@@ -580,7 +543,11 @@ TEST_F(QpTest, MissingOrForeignAttributesAreEinval)
 		Qp qp = create(c.type);
 		ASSERT_TRUE(qp) << strerror(errno);
 		ASSERT_NO_FATAL_FAILURE(walk(qp.get(), c.from));
-		EXPECT_EQ(modify(qp.get(), c.step(this, qp.get())), EINVAL);
+		Step s = next_step(qp.get(), c.from);
+		s.mask = (s.mask & ~c.drop) | c.add;
+		if (c.set)
+			c.set(s.attr);
+		EXPECT_EQ(modify(qp.get(), s), EINVAL);
 		EXPECT_EQ(state(qp.get()), c.from);
 	}
 }
@@ -597,17 +564,16 @@ TEST_F(QpTest, OutOfRangeAttributesAreEinval)
 	ASSERT_EQ(attr_.max_qp_rd_atom, 16);
 	ASSERT_EQ(attr_.max_qp_init_rd_atom, 16);
 
-	using Tweak = std::function<void(ibv_qp_attr &)>;
 	struct Bad {
 		const char *what;
 		Tweak tweak;
 	};
+	// Each of @bad applied to the step out of @from.
 	auto expect_all_fail = [&](ibv_qp *qp, ibv_qp_state from,
-				   const std::function<Step()> &base,
 				   const std::vector<Bad> &bad) {
 		for (const Bad &b : bad) {
 			SCOPED_TRACE(b.what);
-			Step s = base();
+			Step s = next_step(qp, from);
 			b.tweak(s.attr);
 			EXPECT_EQ(modify(qp, s), EINVAL);
 			EXPECT_EQ(state(qp), from);
@@ -630,8 +596,7 @@ TEST_F(QpTest, OutOfRangeAttributesAreEinval)
 					     [](ibv_qp_attr &a) {
 						     a.qp_access_flags |= 1 << 15;
 					     } });
-		expect_all_fail(q, IBV_QPS_RESET,
-				[&] { return init_step(t); }, init_bad);
+		expect_all_fail(q, IBV_QPS_RESET, init_bad);
 		ASSERT_EQ(modify(q, init_step(t)), 0);
 
 		if (t != IBV_QPT_UD) {
@@ -655,8 +620,7 @@ TEST_F(QpTest, OutOfRangeAttributesAreEinval)
 							    a.min_rnr_timer = 32;
 						    } });
 			}
-			expect_all_fail(q, IBV_QPS_INIT,
-					[&] { return rtr_step(q); }, rtr_bad);
+			expect_all_fail(q, IBV_QPS_INIT, rtr_bad);
 		}
 		// The largest valid values.
 		Step rtr = rtr_step(q);
@@ -682,8 +646,7 @@ TEST_F(QpTest, OutOfRangeAttributesAreEinval)
 					    [](ibv_qp_attr &a) {
 						    a.max_rd_atomic = 17; } });
 		}
-		expect_all_fail(q, IBV_QPS_RTR, [&] { return rts_step(t); },
-				rts_bad);
+		expect_all_fail(q, IBV_QPS_RTR, rts_bad);
 		Step rts = rts_step(t);
 		rts.attr.sq_psn = (1u << 24) - 1;
 		if (t == IBV_QPT_RC) {

@@ -3,6 +3,7 @@
 // Queue memory: every ring and doorbell page is user memory the kernel
 // pins (ABI "Queues"), so rings are subject to RLIMIT_MEMLOCK and must be
 // unpinned however their process ends.
+#include "fixture.hpp"
 #include "mapping.hpp"
 #include "verbs.hpp"
 
@@ -44,30 +45,20 @@ TEST(QueueMemory, KilledProcessReleasesRingPins)
 				long(kWr) * kMaxStride / kPage;
 	const long mr_pages = 2 * long(kMrLen) / kPage;
 
-	int ready[2];
-	ASSERT_EQ(pipe(ready), 0);
-	pid_t pid = fork();
-	ASSERT_GE(pid, 0);
-	if (pid == 0) {
-		close(ready[0]);
-		// Each step reports its failure as a letter.
-		auto fail = [&](char c) {
-			if (write(ready[1], &c, 1) != 1)
-				_exit(1);
-			_exit(2);
-		};
+	// Each step that fails reports a letter.
+	auto child = [&](auto report) {
 		Context ctx = open_device();
 		if (!ctx)
-			fail('o');
+			report('o');
 		Pd pd(ibv_alloc_pd(ctx.get()));
 		if (!pd)
-			fail('p');
+			report('p');
 		std::vector<Cq> cqs;
 		for (int i = 0; i < kCqs; i++) {
 			cqs.emplace_back(ibv_create_cq(ctx.get(), kCqe, nullptr,
 						       nullptr, 0));
 			if (!cqs.back())
-				fail('c');
+				report('c');
 		}
 		std::vector<Qp> qps;
 		for (int i = 0; i < kQps; i++) {
@@ -76,37 +67,27 @@ TEST(QueueMemory, KilledProcessReleasesRingPins)
 				qp_cap(kWr, kWr, 16, 16));
 			qps.emplace_back(ibv_create_qp(pd.get(), &a));
 			if (!qps.back())
-				fail('q');
+				report('q');
 		}
 		ibv_srq_init_attr sa{};
 		sa.attr.max_wr = kWr;
 		sa.attr.max_sge = 16;
 		Srq srq(ibv_create_srq(pd.get(), &sa));
 		if (!srq)
-			fail('s');
+			report('s');
 		Mapping buf(kMrLen);
 		std::vector<Mr> mrs;
 		for (int i = 0; i < 2; i++) {
 			mrs.emplace_back(ibv_reg_mr(pd.get(), buf.get(), kMrLen,
 						    IBV_ACCESS_LOCAL_WRITE));
 			if (!mrs.back())
-				fail('m');
+				report('m');
 		}
-		char c = 'y';
-		if (write(ready[1], &c, 1) != 1)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	// Only the child writes, so a child that dies early reads as EOF.
-	close(ready[1]);
+		report('y');
+	};
 	char c = 0;
-	ssize_t got = read(ready[0], &c, 1);
-	long during = pins_outstanding();
-	kill(pid, SIGKILL);
-	waitpid(pid, nullptr, 0);
-	close(ready[0]);
-	ASSERT_EQ(got, 1) << "the child died before reporting";
+	long during = 0;
+	ASSERT_NO_FATAL_FAILURE(run_then_kill_child(child, &c, &during));
 	ASSERT_EQ(c, 'y') << "the child failed to create its objects: o open, "
 			     "p PD, c CQ, q QP, s SRQ, m MR";
 
@@ -124,25 +105,14 @@ TEST(QueueMemory, KilledProcessReleasesRingPins)
 // as MrLimits.RlimitMemlockIsHonoured does.
 TEST(QueueMemory, RlimitMemlockIsHonouredForRings)
 {
-	pid_t pid = fork();
-	ASSERT_GE(pid, 0);
-	if (pid == 0) {
-		rlimit rl = { 64 * 1024, 64 * 1024 };
-		if (setrlimit(RLIMIT_MEMLOCK, &rl) || setuid(65534))
-			_exit(10);
-		Context ctx = open_device();
-		if (!ctx)
-			_exit(11);
-		Pd pd(ibv_alloc_pd(ctx.get()));
-		if (!pd)
-			_exit(11);
+	auto child = [](ibv_context *ctx, ibv_pd *pd) {
 		// A one-page ring and its doorbell page fit.
-		Cq small(ibv_create_cq(ctx.get(), 1, nullptr, nullptr, 0));
+		Cq small(ibv_create_cq(ctx, 1, nullptr, nullptr, 0));
 		if (!small)
 			_exit(12);
 		// 2 MiB of CQ ring does not.
 		errno = 0;
-		Cq big(ibv_create_cq(ctx.get(), 65536, nullptr, nullptr, 0));
+		Cq big(ibv_create_cq(ctx, 65536, nullptr, nullptr, 0));
 		if (big)
 			_exit(13);
 		if (errno != ENOMEM)
@@ -151,7 +121,7 @@ TEST(QueueMemory, RlimitMemlockIsHonouredForRings)
 		ibv_qp_init_attr qa = qp_init_attr(IBV_QPT_RC, small.get(),
 						   qp_cap(16384, 16384, 16, 16));
 		errno = 0;
-		Qp qp(ibv_create_qp(pd.get(), &qa));
+		Qp qp(ibv_create_qp(pd, &qa));
 		if (qp)
 			_exit(15);
 		if (errno != ENOMEM)
@@ -161,7 +131,7 @@ TEST(QueueMemory, RlimitMemlockIsHonouredForRings)
 		sa.attr.max_wr = 16384;
 		sa.attr.max_sge = 16;
 		errno = 0;
-		Srq srq(ibv_create_srq(pd.get(), &sa));
+		Srq srq(ibv_create_srq(pd, &sa));
 		if (srq)
 			_exit(17);
 		if (errno != ENOMEM)
@@ -169,7 +139,7 @@ TEST(QueueMemory, RlimitMemlockIsHonouredForRings)
 		// Failures and destroys give their pages back: a 16 KiB ring
 		// comes and goes many times within the 64 KiB.
 		for (int i = 0; i < 32; i++) {
-			Cq cq(ibv_create_cq(ctx.get(), 512, nullptr, nullptr, 0));
+			Cq cq(ibv_create_cq(ctx, 512, nullptr, nullptr, 0));
 			if (!cq)
 				_exit(19);
 		}
@@ -177,16 +147,15 @@ TEST(QueueMemory, RlimitMemlockIsHonouredForRings)
 		ibv_qp_init_attr sq = qp_init_attr(IBV_QPT_RC, small.get(),
 						   qp_cap(1, 1, 1, 1));
 		for (int i = 0; i < 32; i++) {
-			Qp q(ibv_create_qp(pd.get(), &sq));
+			Qp q(ibv_create_qp(pd, &sq));
 			if (!q)
 				_exit(20);
 		}
 		_exit(0);
-	}
-	int st = 0;
-	ASSERT_EQ(waitpid(pid, &st, 0), pid);
-	ASSERT_TRUE(WIFEXITED(st));
-	EXPECT_EQ(WEXITSTATUS(st), 0)
+	};
+	int status = -1;
+	ASSERT_NO_FATAL_FAILURE(run_memlock_limited_child(child, &status));
+	EXPECT_EQ(status, 0)
 		<< "10 setup, 11 open or PD, 12 small CQ failed, 13 big CQ "
 		   "succeeded, 14 big CQ wrong errno, 15 big QP succeeded, 16 "
 		   "big QP wrong errno, 17 big SRQ succeeded, 18 big SRQ wrong "

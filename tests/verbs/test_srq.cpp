@@ -3,6 +3,7 @@
 // Shared receive queues: sizes and their limits, query, arming the limit,
 // no resize, SRQs that QPs still use, and the device-wide max_srq.
 #include "edge.hpp"
+#include "fixture.hpp"
 #include "verbs.hpp"
 
 #include <gtest/gtest.h>
@@ -16,16 +17,11 @@ using namespace urdma::test;
 
 namespace {
 
-class SrqTest : public ::testing::Test {
+class SrqTest : public PdTest {
 protected:
 	void SetUp() override
 	{
-		ctx_ = open_device();
-		ASSERT_TRUE(ctx_) << "cannot open " << device_name() << ": "
-				  << strerror(errno);
-		ASSERT_EQ(ibv_query_device(ctx_.get(), &attr_), 0);
-		pd_.reset(ibv_alloc_pd(ctx_.get()));
-		ASSERT_TRUE(pd_) << strerror(errno);
+		ASSERT_NO_FATAL_FAILURE(PdTest::SetUp());
 		cq_.reset(ibv_create_cq(ctx_.get(), 64, nullptr, nullptr, 0));
 		ASSERT_TRUE(cq_) << strerror(errno);
 	}
@@ -46,9 +42,7 @@ protected:
 	// create_srq expecting failure: its errno, 0 if it succeeded.
 	int create_fails(uint32_t max_wr, uint32_t max_sge)
 	{
-		errno = 0;
-		Srq srq = create(max_wr, max_sge);
-		return srq ? 0 : errno;
+		return create_errno([&] { return create(max_wr, max_sge); });
 	}
 
 	ibv_srq_attr query(ibv_srq *srq)
@@ -58,9 +52,6 @@ protected:
 		return a;
 	}
 
-	Context ctx_;
-	ibv_device_attr attr_{};
-	Pd pd_;
 	Cq cq_;
 };
 
