@@ -213,17 +213,8 @@ int urdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return ret;
 }
 
-/**
- * urdma_write_recv_wqe - write a receive WQE at index @idx of @ring
- * @ring: an RQ or SRQ ring
- * @idx: free-running index
- * @max_sge: SGEs the ring's stride holds
- * @wr: the WR
- *
- * Return: 0 or -EINVAL for too many SGEs.
- */
-int urdma_write_recv_wqe(struct urdma_ring *ring, u32 idx, u32 max_sge,
-			 const struct ib_recv_wr *wr)
+static int urdma_write_recv_wqe(struct urdma_ring *ring, u32 idx, u32 max_sge,
+				const struct ib_recv_wr *wr)
 {
 	struct urdma_recv_wqe *wqe = urdma_ring_entry(ring, idx);
 
@@ -237,13 +228,49 @@ int urdma_write_recv_wqe(struct urdma_ring *ring, u32 idx, u32 max_sge,
 	return 0;
 }
 
+/**
+ * urdma_post_recv_ring - post receive WRs to a kernel RQ or SRQ ring
+ * @ring: the ring
+ * @prod: the poster's producer index; the caller holds the queue's lock
+ * @db_prod: the doorbell record's producer index, published here
+ * @db_cons: the record's consumer index, written by the engine
+ * @max_sge: SGEs the ring's stride holds
+ * @wr: the chain of WRs
+ * @bad_wr: set to the first WR not posted
+ *
+ * Return: 0, -ENOMEM when the ring is full or -EINVAL for too many SGEs.
+ */
+int urdma_post_recv_ring(struct urdma_ring *ring, u32 *prod, u32 *db_prod,
+			 const u32 *db_cons, u32 max_sge,
+			 const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad_wr)
+{
+	int ret = 0;
+
+	for (; wr; wr = wr->next) {
+		if (*prod - READ_ONCE(*db_cons) >= ring->nent) {
+			ret = -ENOMEM;
+			break;
+		}
+		ret = urdma_write_recv_wqe(ring, *prod, max_sge, wr);
+		if (ret)
+			break;
+		(*prod)++;
+	}
+	/* The WQEs before the index that publishes them. */
+	smp_store_release(db_prod, *prod);
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}
+
 int urdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr)
 {
 	struct urdma_qp *qp = to_uqp(ibqp);
 	struct urdma_qp_db *db = qp->db.kva;
 	unsigned long flags;
-	int ret = 0;
+	int ret;
 
 	if (qp->sq.umem) {
 		*bad_wr = wr;
@@ -255,21 +282,9 @@ int urdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	}
 
 	spin_lock_irqsave(&qp->rq_lock, flags);
-	for (; wr; wr = wr->next) {
-		if (qp->rq_prod - READ_ONCE(db->rq_cons) >= qp->rq.nent) {
-			ret = -ENOMEM;
-			break;
-		}
-		ret = urdma_write_recv_wqe(&qp->rq, qp->rq_prod,
-					   qp->cap.max_recv_sge, wr);
-		if (ret)
-			break;
-		qp->rq_prod++;
-	}
-	/* The WQEs before the index that publishes them. */
-	smp_store_release(&db->rq_prod, qp->rq_prod);
+	ret = urdma_post_recv_ring(&qp->rq, &qp->rq_prod, &db->rq_prod,
+				   &db->rq_cons, qp->cap.max_recv_sge, wr,
+				   bad_wr);
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
-	if (ret)
-		*bad_wr = wr;
 	return ret;
 }

@@ -42,10 +42,18 @@ u32 urdma_recv_stride(u32 max_sge)
 }
 EXPORT_SYMBOL_IF_KUNIT(urdma_recv_stride);
 
-static bool urdma_stride_ok(u32 stride, u32 min_stride)
+/* A ring's stride: whole blocks, room for @min_stride, at most the max. */
+bool urdma_stride_ok(u32 stride, u32 min_stride)
 {
 	return IS_ALIGNED(stride, URDMA_WQE_BLOCK) && stride >= min_stride &&
 	       stride <= URDMA_MAX_STRIDE;
+}
+
+/* The SGEs a receive WQE of @stride bytes holds (RQ and SRQ). */
+u32 urdma_recv_stride_sges(u32 stride)
+{
+	return min_t(u32, URDMA_MAX_SGE,
+		     (stride - sizeof(struct urdma_recv_wqe)) / URDMA_SGE_SIZE);
 }
 
 /* Report what the rings hold, which may be more than was asked for. */
@@ -61,10 +69,8 @@ static void urdma_qp_set_caps(struct urdma_qp *qp, bool has_srq)
 		cap->max_recv_wr = 0;
 		cap->max_recv_sge = 0;
 	} else {
-		room = qp->rq.stride - sizeof(struct urdma_recv_wqe);
 		cap->max_recv_wr = qp->rq.nent;
-		cap->max_recv_sge = min_t(u32, URDMA_MAX_SGE,
-					  room / URDMA_SGE_SIZE);
+		cap->max_recv_sge = urdma_recv_stride_sges(qp->rq.stride);
 	}
 }
 
@@ -216,7 +222,6 @@ int urdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	qp->attr.qp_state = IB_QPS_RESET;
-	qp->attr.cur_qp_state = IB_QPS_RESET;
 	qp->attr.port_num = init->port_num ? init->port_num : 1;
 	qp->attr.path_mtu = IB_MTU_1024;
 	qp->attr.path_mig_state = IB_MIG_MIGRATED;
@@ -378,7 +383,6 @@ static void urdma_qp_apply(struct urdma_qp *qp, const struct ib_qp_attr *attr,
 		if (attr->qp_state == IB_QPS_RESET)
 			urdma_qp_reset(qp);
 		WRITE_ONCE(cur->qp_state, attr->qp_state);
-		cur->cur_qp_state = attr->qp_state;
 	}
 }
 

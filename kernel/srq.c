@@ -26,9 +26,7 @@ static int urdma_srq_user_init(struct urdma_srq *srq,
 	if (cmd.comp_mask || cmd.reserved_e0 ||
 	    !urdma_ring_size_ok(cmd.nent, init->attr.max_wr,
 				URDMA_MAX_SRQ_WR) ||
-	    !IS_ALIGNED(cmd.stride, URDMA_WQE_BLOCK) ||
-	    cmd.stride < urdma_recv_stride(init->attr.max_sge) ||
-	    cmd.stride > URDMA_MAX_WQE_BLOCKS * URDMA_WQE_BLOCK)
+	    !urdma_stride_ok(cmd.stride, urdma_recv_stride(init->attr.max_sge)))
 		return -EINVAL;
 
 	ret = urdma_ring_init_user(uctx, &srq->ring, cmd.buf_addr, cmd.nent,
@@ -101,9 +99,7 @@ int urdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (ret)
 		goto err_srqn;
 
-	srq->max_sge = min_t(u32, URDMA_MAX_SRQ_SGE,
-			     (srq->ring.stride - sizeof(struct urdma_recv_wqe)) /
-			     URDMA_SGE_SIZE);
+	srq->max_sge = urdma_recv_stride_sges(srq->ring.stride);
 	/* The limit is not armed at creation (IBTA o10-28). */
 	srq->limit = 0;
 	attr->max_wr = srq->ring.nent;
@@ -170,28 +166,15 @@ int urdma_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	struct urdma_srq *srq = to_usrq(ibsrq);
 	struct urdma_srq_db *db = srq->db.kva;
 	unsigned long flags;
-	int ret = 0;
+	int ret;
 
 	if (srq->ring.umem) {
 		*bad_wr = wr;
 		return -EOPNOTSUPP;
 	}
 	spin_lock_irqsave(&srq->lock, flags);
-	for (; wr; wr = wr->next) {
-		if (srq->prod - READ_ONCE(db->cons) >= srq->ring.nent) {
-			ret = -ENOMEM;
-			break;
-		}
-		ret = urdma_write_recv_wqe(&srq->ring, srq->prod, srq->max_sge,
-					   wr);
-		if (ret)
-			break;
-		srq->prod++;
-	}
-	/* The WQEs before the index that publishes them. */
-	smp_store_release(&db->prod, srq->prod);
+	ret = urdma_post_recv_ring(&srq->ring, &srq->prod, &db->prod, &db->cons,
+				   srq->max_sge, wr, bad_wr);
 	spin_unlock_irqrestore(&srq->lock, flags);
-	if (ret)
-		*bad_wr = wr;
 	return ret;
 }

@@ -370,15 +370,21 @@ int urdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int urdma_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
 int urdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int urdma_qp_check_attr(const struct ib_qp_attr *attr, int mask);
+u32 urdma_send_stride(u32 max_sge, u32 max_inline);
+u32 urdma_recv_stride(u32 max_sge);
+bool urdma_stride_ok(u32 stride, u32 min_stride);
+u32 urdma_recv_stride_sges(u32 stride);
+
+/* post.c */
 int urdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int urdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
-int urdma_qp_check_attr(const struct ib_qp_attr *attr, int mask);
-u32 urdma_send_stride(u32 max_sge, u32 max_inline);
-u32 urdma_recv_stride(u32 max_sge);
-int urdma_write_recv_wqe(struct urdma_ring *ring, u32 idx, u32 max_sge,
-			 const struct ib_recv_wr *wr);
+int urdma_post_recv_ring(struct urdma_ring *ring, u32 *prod, u32 *db_prod,
+			 const u32 *db_cons, u32 max_sge,
+			 const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad_wr);
 
 /* srq.c */
 int urdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
