@@ -54,9 +54,36 @@ struct urdma_alloc_ucontext_resp {
 	__u32 max_cqe;
 	__u32 max_srq_wr;
 	__u32 page_shift;	/* ring and doorbell alignment (log2 bytes) */
+	__u32 num_engines;	/* engine threads; entries in the state page */
+	__u32 reserved_120;
+	__u64 engine_mmap_offset; /* mmap offset of the engine state page */
 };
 
-URDMA_ABI_ASSERT_SIZE(urdma_alloc_ucontext_resp, 32);
+URDMA_ABI_ASSERT_SIZE(urdma_alloc_ucontext_resp, 48);
+
+/*
+ * The engine state page: URDMA_ENGINE_PAGE_SIZE bytes that the provider
+ * maps read-only (PROT_READ, MAP_SHARED) from the command fd at
+ * engine_mmap_offset.  Entry i describes engine thread i.
+ *
+ * Doorbell elision (after siw): the provider writes its WQEs, then the
+ * producer index of the doorbell record, then issues a full memory
+ * barrier and reads the asleep flag of its QP's engine.  Only if it is set
+ * does it "kick": a POST_SEND (or POST_RECV) command with zero work
+ * requests on the QP, which wakes the engine.  The engine, before it
+ * sleeps, sets asleep, issues a full barrier and polls every doorbell
+ * once more, so that no posted WQE is left behind.
+ */
+#define URDMA_ENGINE_PAGE_SIZE	4096
+#define URDMA_MAX_ENGINES	(URDMA_ENGINE_PAGE_SIZE / 64)
+
+struct urdma_engine_state {
+	__u32 asleep;		/* engine: 1 while the thread sleeps */
+	__u32 reserved_20;
+	__u64 reserved_40[7];	/* one cache line per engine */
+};
+
+URDMA_ABI_ASSERT_SIZE(urdma_engine_state, 64);
 
 struct urdma_alloc_pd_resp {
 	__u32 comp_mask;
@@ -363,7 +390,7 @@ URDMA_ABI_ASSERT_SIZE(urdma_create_qp_cmd, 48);
 
 struct urdma_create_qp_resp {
 	__u32 comp_mask;
-	__u32 reserved_20;
+	__u32 engine;		/* the engine thread serving this QP */
 };
 
 URDMA_ABI_ASSERT_SIZE(urdma_create_qp_resp, 8);
