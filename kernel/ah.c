@@ -39,6 +39,8 @@ int urdma_av_from_attr(struct urdma_av *av, const struct rdma_ah_attr *attr)
 	av->sl = rdma_ah_get_sl(attr);
 	av->net_type = rdma_gid_attr_network_type(grh->sgid_attr);
 	ether_addr_copy(av->dmac, attr->roce.dmac);
+	/* Local path: is the destination a urdma device of this host? */
+	av->peer = urdma_devtab_find_gid(&av->dgid);
 	return 0;
 }
 

@@ -36,9 +36,20 @@ static inline struct ib_udata *urdma_create_cq_udata(struct ib_udata *udata)
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 #define URDMA_ACCESS_FLUSH (IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT)
 #define URDMA_HAVE_FLUSH_ATOMIC_WRITE 1
+/* Memory is coherent but not persistent: FLUSH to the global level only. */
+#define URDMA_DEVICE_FLUSH_ATOMIC_WRITE (IB_DEVICE_FLUSH_GLOBAL | \
+					 IB_DEVICE_ATOMIC_WRITE)
 #else
 #define URDMA_ACCESS_FLUSH 0
 #define URDMA_HAVE_FLUSH_ATOMIC_WRITE 0
+#define URDMA_DEVICE_FLUSH_ATOMIC_WRITE 0
+#endif
+
+/* vm_flags became read-only (use vm_flags_clear) in 6.3. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#define urdma_vm_flags_clear(vma, flags) vm_flags_clear(vma, flags)
+#else
+#define urdma_vm_flags_clear(vma, flags) ((vma)->vm_flags &= ~(flags))
 #endif
 
 /*

@@ -78,7 +78,13 @@ void urdma_fill_device_attr(struct ib_device_attr *attr)
 	attr->hw_ver = 0;
 	attr->max_qp = URDMA_MAX_QP;
 	attr->max_qp_wr = URDMA_MAX_QP_WR;
-	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID;
+	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
+				 IB_DEVICE_CURR_QP_STATE_MOD |
+				 IB_DEVICE_RC_RNR_NAK_GEN |
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
+				 URDMA_DEVICE_FLUSH_ATOMIC_WRITE;
 	attr->max_send_sge = URDMA_MAX_SGE;
 	attr->max_recv_sge = URDMA_MAX_SGE;
 	attr->max_sge_rd = URDMA_MAX_SGE_RD;
@@ -89,7 +95,8 @@ void urdma_fill_device_attr(struct ib_device_attr *attr)
 	attr->max_qp_rd_atom = URDMA_MAX_RD_ATOM;
 	attr->max_qp_init_rd_atom = URDMA_MAX_RD_ATOM;
 	attr->max_res_rd_atom = URDMA_MAX_QP * URDMA_MAX_RD_ATOM;
-	attr->atomic_cap = IB_ATOMIC_NONE;
+	/* The engine's atomics are CPU atomics on the target memory. */
+	attr->atomic_cap = IB_ATOMIC_GLOB;
 	/* Multicast (attach_mcast) comes with the wire path; claim none. */
 	attr->max_mcast_grp = 0;
 	attr->max_mcast_qp_attach = 0;
@@ -198,10 +205,46 @@ void urdma_get_dev_fw_str(struct ib_device *ibdev, char *str)
 		 URDMA_FW_VER_MINOR, URDMA_FW_VER_SUB);
 }
 
+/* ---- counters ("rdma statistic") ------------------------------------------ */
+
+static const struct rdma_stat_desc urdma_stat_descs[URDMA_NUM_COUNTERS] = {
+	[URDMA_CNT_KICKS] = { .name = "kicks" },
+	[URDMA_CNT_WQES] = { .name = "wqes" },
+	[URDMA_CNT_POLLS] = { .name = "polls" },
+	[URDMA_CNT_SLEEPS] = { .name = "sleeps" },
+	[URDMA_CNT_CQES] = { .name = "cqes" },
+	[URDMA_CNT_ERR_CQES] = { .name = "err_cqes" },
+	[URDMA_CNT_RNR_WAITS] = { .name = "rnr_naks" },
+	[URDMA_CNT_RETRIES] = { .name = "retries" },
+	[URDMA_CNT_CQ_OVERFLOWS] = { .name = "cq_overflows" },
+	[URDMA_CNT_BAD_WQES] = { .name = "bad_wqes" },
+};
+
+struct rdma_hw_stats *urdma_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port)
+{
+	return rdma_alloc_hw_stats_struct(urdma_stat_descs, URDMA_NUM_COUNTERS,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+int urdma_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index)
+{
+	struct urdma_dev *udev = to_udev(ibdev);
+	int i;
+
+	for (i = 0; i < URDMA_NUM_COUNTERS; i++)
+		stats->value[i] = urdma_engine_counter(udev, i);
+	return URDMA_NUM_COUNTERS;
+}
+
 /* Undo what urdma_dev_create() set up, short of the ib_device itself. */
 static void urdma_dev_release_resources(struct urdma_dev *udev)
 {
 	WARN_ON(!xa_empty(&udev->qps) || !xa_empty(&udev->ahs));
+	/* Nothing can find the device or its objects once this returns. */
+	urdma_devtab_del(udev);
+	urdma_engines_stop(udev);
 	xa_destroy(&udev->qps);
 	xa_destroy(&udev->ahs);
 	urdma_keytab_destroy(&udev->keys);
@@ -224,6 +267,7 @@ static const struct ib_device_ops urdma_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = URDMA_ABI_VERSION,
 
+	.alloc_hw_port_stats = urdma_alloc_hw_port_stats,
 	.alloc_mr = urdma_alloc_mr,
 	.alloc_mw = urdma_alloc_mw,
 	.alloc_pd = urdma_alloc_pd,
@@ -245,9 +289,12 @@ static const struct ib_device_ops urdma_dev_ops = {
 	.fill_res_mr_entry = urdma_fill_res_mr_entry,
 	.get_dev_fw_str = urdma_get_dev_fw_str,
 	.get_dma_mr = urdma_get_dma_mr,
+	.get_hw_stats = urdma_get_hw_stats,
 	.get_link_layer = urdma_get_link_layer,
 	.get_port_immutable = urdma_get_port_immutable,
 	.map_mr_sg = urdma_map_mr_sg,
+	.mmap = urdma_mmap,
+	.mmap_free = urdma_mmap_free,
 	.modify_qp = urdma_modify_qp,
 	.modify_srq = urdma_modify_srq,
 	.poll_cq = urdma_poll_cq,
@@ -320,6 +367,12 @@ struct urdma_dev *urdma_dev_create(const char *name, struct net_device *ndev)
 	ib_set_device_ops(ibdev, &urdma_dev_ops);
 
 	ret = ib_device_set_netdev(ibdev, ndev, 1);
+	if (ret)
+		goto err_dealloc;
+	ret = urdma_engines_start(udev);
+	if (ret)
+		goto err_dealloc;
+	ret = urdma_devtab_add(udev);
 	if (ret)
 		goto err_dealloc;
 

@@ -163,7 +163,7 @@ EXPORT_SYMBOL_IF_KUNIT(urdma_mtt_translate);
 #define URDMA_ACCESS_SUPPORTED (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 				IB_ACCESS_REMOTE_READ | \
 				IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_MW_BIND | \
-				IB_ACCESS_HUGETLB)
+				IB_ACCESS_HUGETLB | URDMA_ACCESS_FLUSH)
 
 /*
  * IBTA C10-9 (o10-1.2.1): remote write or atomic access requires local
@@ -340,7 +340,12 @@ struct ib_mr *urdma_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				   &umem, &mtt);
 		if (ret)
 			return ERR_PTR(ret);
-		/* Nothing executes on this MR while the verb runs. */
+		/*
+		 * Invalid while the translation changes: wait until no engine
+		 * pass can still be using the old one.
+		 */
+		WRITE_ONCE(mr->mem.state, URDMA_MEM_INVALID);
+		urdma_engine_sync();
 		old_umem = mr->umem;
 		urdma_mtt_free(&mr->mtt);
 		mr->mtt = mtt;
@@ -351,8 +356,10 @@ struct ib_mr *urdma_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		ib_umem_release(old_umem);
 	}
 	if (flags & IB_MR_REREG_PD)
-		mr->mem.pdn = to_upd(ibpd)->pdn;
-	mr->mem.access = access;
+		WRITE_ONCE(mr->mem.pdn, to_upd(ibpd)->pdn);
+	WRITE_ONCE(mr->mem.access, access);
+	smp_wmb();	/* the new fields before valid */
+	WRITE_ONCE(mr->mem.state, URDMA_MEM_VALID);
 	return NULL;
 }
 
@@ -361,7 +368,9 @@ int urdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct urdma_dev *udev = to_udev(ibmr->device);
 	struct urdma_mr *mr = to_umr(ibmr);
 
+	/* Unpublish, wait until no engine pass can hold it, then unpin. */
 	urdma_key_free(&udev->keys, mr->mem.key);
+	urdma_engine_sync();
 	urdma_mr_release(udev, mr);
 	return 0;
 }
@@ -401,6 +410,8 @@ struct ib_mr *urdma_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 		return ERR_CAST(mr);
 
 	mr->max_pages = max_num_sg;
+	/* Usable once a REG_MR work request registers it. */
+	mr->mem.state = URDMA_MEM_INVALID;
 	mr->mtt.pas = kvcalloc(max_num_sg, sizeof(*mr->mtt.pas), GFP_KERNEL);
 	if (!mr->mtt.pas) {
 		ret = -ENOMEM;
@@ -464,7 +475,7 @@ err_cancel:
 	return -EMSGSIZE;
 }
 
-/* ---- memory windows (binding comes with the engine) ---------------------- */
+/* ---- memory windows (the engine binds them: exec.c) ---------------------- */
 
 int urdma_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 {
@@ -474,6 +485,8 @@ int urdma_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 
 	mw->mem.type = URDMA_MEM_MW;
 	mw->mem.pdn = to_upd(ibmw->pd)->pdn;
+	/* Unbound until a BIND_MW work request binds it. */
+	mw->mem.state = URDMA_MEM_INVALID;
 	ret = urdma_key_alloc(&udev->keys, &mw->mem, URDMA_KEY_MAX_INDEX);
 	if (ret)
 		return ret;
@@ -486,5 +499,6 @@ int urdma_dealloc_mw(struct ib_mw *ibmw)
 	struct urdma_dev *udev = to_udev(ibmw->device);
 
 	urdma_key_free(&udev->keys, to_umw(ibmw)->mem.key);
+	urdma_engine_sync();
 	return 0;
 }

@@ -37,18 +37,30 @@ enum urdma_mem_type {
 	URDMA_MEM_MW,		/* a memory window */
 };
 
+/* urdma_mem.state: whether a key may be used now. */
+enum urdma_mem_state {
+	URDMA_MEM_VALID,	/* registered, fast-registered, or bound */
+	/* FRMR before REG_MR or after invalidation, an unbound window, an
+	 * MR being re-registered.
+	 */
+	URDMA_MEM_INVALID,
+};
+
 /**
  * struct urdma_mem - the head of every object in a key table
  * @key:	its current key (lkey == rkey).
  * @type:	enum urdma_mem_type.
  * @pdn:	the PD it belongs to.
  * @access:	IB_ACCESS_* granted.
+ * @state:	enum urdma_mem_state; the engine changes it for FRMRs and
+ *		windows (REG_MR, LOCAL_INV, BIND_MW).
  */
 struct urdma_mem {
 	u32 key;
 	u32 type;
 	u32 pdn;
 	int access;
+	u32 state;
 };
 
 /**

@@ -3,7 +3,7 @@
  * Posting work requests on kernel QPs and SRQs (GSI, kernel ULPs).  A WR
  * becomes a WQE in the ring, in the format user space writes, and the
  * doorbell record's producer index is released after it.  User QPs post in
- * user space (liburdma) and never get here.
+ * user space (liburdma); they come here only to kick a sleeping engine.
  */
 #include <kunit/visibility.h>
 
@@ -181,10 +181,17 @@ int urdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	unsigned long flags;
 	int ret = 0;
 
-	/* User QPs post in user space; the kick arrives with the engine. */
+	/*
+	 * User QPs post in user space; a zero-WR post from there is the kick
+	 * that wakes the engine.  WRs are never accepted through here.
+	 */
 	if (qp->sq.umem) {
-		*bad_wr = wr;
-		return -EOPNOTSUPP;
+		if (wr) {
+			*bad_wr = wr;
+			return -EINVAL;
+		}
+		urdma_engine_kick(qp->eng);
+		return 0;
 	}
 	state = READ_ONCE(qp->attr.qp_state);
 	if (state < IB_QPS_RTS) {
@@ -208,6 +215,7 @@ int urdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	/* The WQEs before the index that publishes them. */
 	smp_store_release(&db->sq_prod, qp->sq_prod);
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	urdma_engine_notify(qp->eng);
 	if (ret)
 		*bad_wr = wr;
 	return ret;
@@ -273,8 +281,12 @@ int urdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	int ret;
 
 	if (qp->sq.umem) {
-		*bad_wr = wr;
-		return -EOPNOTSUPP;
+		if (wr) {
+			*bad_wr = wr;
+			return -EINVAL;
+		}
+		urdma_engine_kick(qp->eng);
+		return 0;
 	}
 	if (ibqp->srq || READ_ONCE(qp->attr.qp_state) == IB_QPS_RESET) {
 		*bad_wr = wr;
@@ -286,5 +298,8 @@ int urdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 				   &db->rq_cons, qp->cap.max_recv_sge, wr,
 				   bad_wr);
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	/* Receives matter to the engine only in ERROR (to flush them). */
+	if (READ_ONCE(qp->attr.qp_state) == IB_QPS_ERR)
+		urdma_engine_notify(qp->eng);
 	return ret;
 }

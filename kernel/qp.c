@@ -19,7 +19,6 @@
 #define URDMA_MAX_PSN		(BIT(24) - 1)
 #define URDMA_MAX_QPN		(BIT(24) - 1)
 #define URDMA_GSI_QPN		1
-#define URDMA_MAX_STRIDE	(URDMA_MAX_WQE_BLOCKS * URDMA_WQE_BLOCK)
 #define URDMA_QP_ACCESS		(IB_ACCESS_LOCAL_WRITE | \
 				 IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | \
@@ -118,6 +117,7 @@ static int urdma_qp_user_init(struct urdma_qp *qp, struct ib_qp_init_attr
 	if (ret)
 		goto err_rq;
 
+	resp.engine = qp->eng->idx;
 	ret = urdma_udata_put_resp(udata, &resp, sizeof(resp));
 	if (ret)
 		goto err_db;
@@ -226,6 +226,8 @@ int urdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->attr.path_mtu = IB_MTU_1024;
 	qp->attr.path_mig_state = IB_MIG_MIGRATED;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->eng = &udev->engines[(unsigned int)atomic_inc_return(&udev->next_engine) %
+				 udev->num_engines];
 
 	if (udata)
 		ret = urdma_qp_user_init(qp, init, udata);
@@ -249,6 +251,7 @@ int urdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_rings;
 	ibqp->qp_num = qpn;
 	init->cap = qp->cap;
+	urdma_engine_attach(qp);
 	return 0;
 
 err_rings:
@@ -264,7 +267,10 @@ int urdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct urdma_dev *udev = to_udev(ibqp->device);
 	struct urdma_qp *qp = to_uqp(ibqp);
 
+	/* Unpublish, wait until no engine pass can hold it, then unpin. */
+	urdma_engine_detach(qp);
 	xa_erase_irq(&udev->qps, ibqp->qp_num);
+	urdma_engine_sync();
 	urdma_qp_free_rings(qp);
 	atomic_dec(&udev->nr_qp);
 	mutex_destroy(&qp->state_lock);
@@ -321,10 +327,20 @@ int urdma_qp_check_attr(const struct ib_qp_attr *attr, int mask)
 }
 EXPORT_SYMBOL_IF_KUNIT(urdma_qp_check_attr);
 
-/* Back to RESET: empty rings, for the engine and for the provider. */
+/*
+ * Back to RESET: empty rings, for the engine and for the provider.  The
+ * state is RESET already; once no engine pass can still be working on the
+ * QP (or consuming its RQ for a sender), the indices start over.
+ */
 static void urdma_qp_reset(struct urdma_qp *qp)
 {
 	struct urdma_qp_db *db = qp->db.kva;
+
+	urdma_engine_sync();
+	qp->sq_cons = 0;
+	qp->rq_cons = 0;
+	qp->waiting = false;
+	qp->tries_set = false;
 
 	spin_lock_irq(&qp->sq_lock);
 	qp->sq_prod = 0;
@@ -379,11 +395,30 @@ static void urdma_qp_apply(struct urdma_qp *qp, const struct ib_qp_attr *attr,
 		qp->av = *av;
 		qp->av_valid = true;
 	}
-	if (mask & IB_QP_STATE) {
-		if (attr->qp_state == IB_QPS_RESET)
-			urdma_qp_reset(qp);
-		WRITE_ONCE(cur->qp_state, attr->qp_state);
+}
+
+/*
+ * The state changes last, with cmpxchg: the engine may have moved the QP
+ * to ERROR meanwhile.  Return: false if it did and the change was not
+ * to ERROR or RESET (the caller's transition no longer applies).
+ */
+static bool urdma_qp_set_state(struct urdma_qp *qp, enum ib_qp_state cur,
+			       enum ib_qp_state new)
+{
+	enum ib_qp_state was = cmpxchg(&qp->attr.qp_state, cur, new);
+
+	if (was != cur) {
+		if (was != IB_QPS_ERR ||
+		    (new != IB_QPS_ERR && new != IB_QPS_RESET))
+			return false;
+		WRITE_ONCE(qp->attr.qp_state, new);
 	}
+	if (new == IB_QPS_RESET)
+		urdma_qp_reset(qp);
+	/* Work posted before RTS, or to flush: the engine must look. */
+	if (new == IB_QPS_RTS || new == IB_QPS_ERR)
+		urdma_engine_notify(qp->eng);
+	return true;
 }
 
 int urdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
@@ -401,7 +436,7 @@ int urdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		return -EOPNOTSUPP;
 
 	mutex_lock(&qp->state_lock);
-	cur = qp->attr.qp_state;
+	cur = READ_ONCE(qp->attr.qp_state);
 	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) {
 		ret = -EINVAL;
 		goto out_unlock;
@@ -421,6 +456,8 @@ int urdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			goto out_unlock;
 	}
 	urdma_qp_apply(qp, attr, mask, &av);
+	if ((mask & IB_QP_STATE) && !urdma_qp_set_state(qp, cur, new))
+		ret = -EINVAL;
 out_unlock:
 	mutex_unlock(&qp->state_lock);
 	return ret;

@@ -168,9 +168,13 @@ int urdma_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int ret;
 
+	/* User SRQs post in user space; nothing waits on a kick for them. */
 	if (srq->ring.umem) {
-		*bad_wr = wr;
-		return -EOPNOTSUPP;
+		if (wr) {
+			*bad_wr = wr;
+			return -EINVAL;
+		}
+		return 0;
 	}
 	spin_lock_irqsave(&srq->lock, flags);
 	ret = urdma_post_recv_ring(&srq->ring, &srq->prod, &db->prod, &db->cons,

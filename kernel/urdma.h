@@ -14,11 +14,14 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "compat.h"
+#include "engine.h"
 #include "mr.h"
 #include "queue.h"
 
 #define URDMA_DRV_NAME		"urdma"
 #define URDMA_LINK_TYPE		"urdma"
+
+#define URDMA_MAX_STRIDE	(URDMA_MAX_WQE_BLOCKS * URDMA_WQE_BLOCK)
 
 /*
  * Device limits.  query_device reports exactly these, and the verbs enforce
@@ -86,6 +89,10 @@ enum urdma_limits {
  * @nr_mr, @nr_cq, @nr_qp, @nr_srq, @nr_ah: objects in existence, checked
  *		against the URDMA_MAX_* limits.  Limits are device-wide and
  *		count kernel objects too (the MAD layer's GSI QP, CQ and PD).
+ * @id:		module-wide device id (engine.c's device table), 0 if none.
+ * @engines:	@num_engines engine threads (@engines_alloc allocated).
+ * @next_engine: round-robin choice of a new QP's engine.
+ * @state_page:	the engines' state, mapped read-only into user contexts.
  */
 struct urdma_dev {
 	struct ib_device ibdev;
@@ -107,17 +114,25 @@ struct urdma_dev {
 	atomic_t nr_qp;
 	atomic_t nr_srq;
 	atomic_t nr_ah;
+	u32 id;
+	struct urdma_engine *engines;
+	unsigned int num_engines;
+	unsigned int engines_alloc;
+	atomic_t next_engine;
+	struct page *state_page;
 };
 
 /**
  * struct urdma_ucontext - a user context
  * @mem_lock:	protects @ranges and the ->users of its doorbell pages.
  * @ranges:	pinned rings and doorbell pages (struct urdma_urange).
+ * @state_entry: the mmap entry of the engine state page.
  */
 struct urdma_ucontext {
 	struct ib_ucontext ibucontext;
 	struct mutex mem_lock;		/* see above */
 	struct rb_root_cached ranges;
+	struct rdma_user_mmap_entry *state_entry;
 };
 
 struct urdma_pd {
@@ -134,6 +149,7 @@ struct urdma_pd {
  * @db:		struct urdma_cq_db.
  * @prod:	CQEs written (the engine's index).
  * @kcons:	kernel CQs: CQEs polled.
+ * @overflow:	a CQE was lost to a full ring (IB_EVENT_CQ_ERR was raised).
  */
 struct urdma_cq {
 	struct ib_cq ibcq;
@@ -143,12 +159,14 @@ struct urdma_cq {
 	struct urdma_db db;
 	u32 prod;
 	u32 kcons;
+	bool overflow;
 };
 
 /**
  * struct urdma_srq - a shared receive queue
  * @srqn:	device-unique number.
- * @lock:	protects @limit and kernel posting (@prod).
+ * @lock:	protects @limit, kernel posting (@prod) and the engine's
+ *		consumption (@cons).
  * @ring:	receive WQEs.
  * @db:		struct urdma_srq_db.
  * @max_sge:	SGEs a WQE may carry (from the stride).
@@ -164,11 +182,14 @@ struct urdma_srq {
 	u32 max_sge;
 	u32 limit;
 	u32 prod;
+	u32 cons;
 };
 
 /**
  * struct urdma_av - an address vector (RoCEv2), from an AH or a QP's path
  * @net_type:	enum rdma_network_type of the source GID.
+ * @peer:	the id of the urdma device of this host that owns @dgid (the
+ *		local path), 0 if none.
  */
 struct urdma_av {
 	union ib_gid dgid;
@@ -180,6 +201,7 @@ struct urdma_av {
 	u8 sl;
 	u8 net_type;
 	u8 dmac[ETH_ALEN];
+	u32 peer;
 };
 
 struct urdma_ah {
@@ -198,8 +220,19 @@ struct urdma_ah {
  * @cap:	capacities of the rings.
  * @sq, @rq:	send and receive rings (@rq unused with an SRQ).
  * @db:		struct urdma_qp_db.
- * @sq_lock, @rq_lock: kernel QPs: serialize posting (@sq_prod, @rq_prod).
+ * @sq_lock:	kernel QPs: serializes posting (@sq_prod).
+ * @rq_lock:	serializes kernel posting (@rq_prod) and consumption of the
+ *		RQ by any engine thread (@rq_cons).
  * @sq_prod, @rq_prod: kernel QPs: WQEs posted.
+ * @eng:	the engine thread that runs the SQ and flushes in ERROR.
+ * @eng_node:	in @eng's QP list.
+ * @sq_cons:	SQ WQEs retired; @eng's thread only, like the fields below.
+ * @rq_cons:	RQ WQEs consumed; under @rq_lock.
+ * @waiting:	the head WQE waits for @wait_until (RNR or retry timer).
+ * @tries_set:	@rnr_left and @retry_left are counting for the head WQE.
+ *
+ * attr.qp_state is written under @state_lock by modify_qp and, to move the
+ * QP to ERROR, by the engine (xchg); modify_qp changes it with cmpxchg.
  */
 struct urdma_qp {
 	struct ib_qp ibqp;
@@ -216,6 +249,15 @@ struct urdma_qp {
 	spinlock_t rq_lock;		/* see above */
 	u32 sq_prod;
 	u32 rq_prod;
+	struct urdma_engine *eng;
+	struct list_head eng_node;
+	u32 sq_cons;
+	u32 rq_cons;
+	ktime_t wait_until;
+	bool waiting;
+	bool tries_set;
+	u8 rnr_left;
+	u8 retry_left;
 };
 
 /**
@@ -234,9 +276,21 @@ struct urdma_mr {
 	u32 max_pages;
 };
 
+/**
+ * struct urdma_mw - a memory window
+ * @mem:	key, PD, access and state (VALID while bound).
+ * @mr_key:	the key of the MR it is bound to; looked up on each access,
+ *		so a deregistered MR simply stops matching.
+ * @addr, @length: the bound range.
+ * @qpn:	type 2: the QP it was bound through; only that QP may use it.
+ */
 struct urdma_mw {
 	struct ib_mw ibmw;
 	struct urdma_mem mem;
+	u32 mr_key;
+	u64 addr;
+	u64 length;
+	u32 qpn;
 };
 
 static inline struct urdma_mr *to_umr(struct ib_mr *ibmr)
@@ -319,6 +373,16 @@ int urdma_get_port_immutable(struct ib_device *ibdev, u32 port,
 int urdma_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
 		     u16 *pkey);
 void urdma_get_dev_fw_str(struct ib_device *ibdev, char *str);
+
+/* verbs_ctx.c: the engine state page */
+int urdma_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma);
+void urdma_mmap_free(struct rdma_user_mmap_entry *entry);
+
+/* device.c: counters */
+struct rdma_hw_stats *urdma_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port);
+int urdma_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index);
 
 /* main.c */
 void urdma_dev_list_del(struct urdma_dev *udev);

@@ -9,6 +9,7 @@ int urdma_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 {
 	struct urdma_alloc_ucontext_resp resp = {};
 	struct urdma_ucontext *uctx = to_uctx(ibuctx);
+	struct urdma_dev *udev = to_udev(ibuctx->device);
 	struct urdma_alloc_ucontext_cmd cmd;
 	int ret;
 
@@ -22,6 +23,22 @@ int urdma_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 	mutex_init(&uctx->mem_lock);
 	uctx->ranges = RB_ROOT_CACHED;
 
+	/* The engine state page, for doorbell elision. */
+	uctx->state_entry = kzalloc(sizeof(*uctx->state_entry), GFP_KERNEL);
+	if (!uctx->state_entry) {
+		ret = -ENOMEM;
+		goto err_mutex;
+	}
+	ret = rdma_user_mmap_entry_insert(ibuctx, uctx->state_entry,
+					  URDMA_ENGINE_PAGE_SIZE);
+	if (ret) {
+		kfree(uctx->state_entry);
+		goto err_mutex;
+	}
+	resp.num_engines = udev->num_engines;
+	resp.engine_mmap_offset =
+		rdma_user_mmap_get_offset(uctx->state_entry);
+
 	resp.device_caps = 0;
 	resp.max_qp_wr = URDMA_MAX_QP_WR;
 	resp.max_sge = URDMA_MAX_SGE;
@@ -29,7 +46,16 @@ int urdma_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 	resp.max_cqe = URDMA_MAX_CQE;
 	resp.max_srq_wr = URDMA_MAX_SRQ_WR;
 	resp.page_shift = PAGE_SHIFT;
-	return urdma_udata_put_resp(udata, &resp, sizeof(resp));
+	ret = urdma_udata_put_resp(udata, &resp, sizeof(resp));
+	if (ret)
+		goto err_entry;
+	return 0;
+
+err_entry:
+	rdma_user_mmap_entry_remove(uctx->state_entry);
+err_mutex:
+	mutex_destroy(&uctx->mem_lock);
+	return ret;
 }
 
 void urdma_dealloc_ucontext(struct ib_ucontext *ibuctx)
@@ -38,7 +64,35 @@ void urdma_dealloc_ucontext(struct ib_ucontext *ibuctx)
 
 	/* The core destroyed every object first, so nothing is pinned. */
 	WARN_ON(!RB_EMPTY_ROOT(&uctx->ranges.rb_root));
+	rdma_user_mmap_entry_remove(uctx->state_entry);
 	mutex_destroy(&uctx->mem_lock);
+}
+
+/* Map the engine state page, read-only; the only mmap urdma offers. */
+int urdma_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma)
+{
+	struct urdma_dev *udev = to_udev(ibuctx->device);
+	struct rdma_user_mmap_entry *entry;
+	int ret;
+
+	entry = rdma_user_mmap_entry_get(ibuctx, vma);
+	if (!entry)
+		return -EINVAL;
+	if (entry != to_uctx(ibuctx)->state_entry) {
+		ret = -EINVAL;
+	} else if (vma->vm_flags & VM_WRITE) {
+		ret = -EPERM;
+	} else {
+		urdma_vm_flags_clear(vma, VM_MAYWRITE);
+		ret = vm_insert_page(vma, vma->vm_start, udev->state_page);
+	}
+	rdma_user_mmap_entry_put(entry);
+	return ret;
+}
+
+void urdma_mmap_free(struct rdma_user_mmap_entry *entry)
+{
+	kfree(entry);
 }
 
 int urdma_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)

@@ -200,11 +200,19 @@ struct urdma_wqe_atomic {
 	__u64 swap;
 };
 
+/* urdma_wqe_flush.type and .level: the values of enum ibv_flush_*. */
+enum {
+	URDMA_FLUSH_GLOBAL = 1,
+	URDMA_FLUSH_PERSISTENT = 2,
+	URDMA_FLUSH_RANGE = 0,
+	URDMA_FLUSH_MR = 1,
+};
+
 struct urdma_wqe_flush {
 	__u64 remote_addr;
 	__u32 rkey;
-	__u8 type;		/* IB_FLUSH_GLOBAL / IB_FLUSH_PERSISTENT */
-	__u8 level;		/* IB_FLUSH_RANGE / IB_FLUSH_MR */
+	__u8 type;		/* URDMA_FLUSH_GLOBAL / _PERSISTENT */
+	__u8 level;		/* URDMA_FLUSH_RANGE / _MR */
 	__u16 reserved_70;
 	__u64 length;
 	__u64 reserved_c0;

@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The HCA engine: per device, one or more kernel threads that poll the
+ * doorbell records of their QPs, execute the WQEs they find (exec.c) and
+ * write completions.
+ *
+ * Polling and sleeping.  A thread makes passes over its QPs.  After a pass
+ * that found nothing to do it keeps polling for poll_us microseconds, then
+ * sleeps.  Before sleeping it sets its asleep flag in the state page, issues
+ * a full barrier and makes one more pass; a poster writes its producer
+ * index, issues a full barrier and reads the flag.  One of the two sees the
+ * other, so a WQE is never left behind, and user space enters the kernel
+ * (a zero-WR post, the "kick") only when the thread really sleeps.
+ *
+ * Quiescence.  A pass may hold pointers to any QP, CQ, SRQ, MR, MW or
+ * device it looked up, on this device or, on the local path, on another.
+ * Whoever destroys such an object first unpublishes it (takes it off the
+ * lookup tables and engine lists), then calls urdma_engine_sync(), which
+ * waits until every engine thread of every device has finished the pass it
+ * was in.  Only then is the object's memory unpinned or freed.  A thread
+ * that sleeps is not in a pass, so this costs nothing on an idle engine.
+ */
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <rdma/ib_cache.h>
+
+#include "urdma.h"
+
+static unsigned int engines = 1;
+module_param(engines, uint, 0444);
+MODULE_PARM_DESC(engines, "engine threads per device (1-16, default 1)");
+
+static unsigned int poll_us = 100;
+module_param(poll_us, uint, 0644);
+MODULE_PARM_DESC(poll_us,
+		 "microseconds an idle engine keeps polling before it sleeps (default 100)");
+
+static char *engine_cpus;
+module_param(engine_cpus, charp, 0444);
+MODULE_PARM_DESC(engine_cpus,
+		 "CPU list the engine threads may run on (default: all)");
+
+#define URDMA_ENGINES_MAX	16
+
+const char *const urdma_counter_names[URDMA_NUM_COUNTERS] = {
+	[URDMA_CNT_KICKS] = "kicks",
+	[URDMA_CNT_WQES] = "wqes",
+	[URDMA_CNT_POLLS] = "polls",
+	[URDMA_CNT_SLEEPS] = "sleeps",
+	[URDMA_CNT_CQES] = "cqes",
+	[URDMA_CNT_ERR_CQES] = "err_cqes",
+	[URDMA_CNT_RNR_WAITS] = "rnr_naks",
+	[URDMA_CNT_RETRIES] = "retries",
+	[URDMA_CNT_CQ_OVERFLOWS] = "cq_overflows",
+	[URDMA_CNT_BAD_WQES] = "bad_wqes",
+};
+
+/* Every engine thread of every device; urdma_engine_sync() walks it. */
+static LIST_HEAD(urdma_engines);
+static DEFINE_MUTEX(urdma_engines_lock);
+
+/* ---- device table --------------------------------------------------------- */
+
+/*
+ * Devices by a module-wide id, so that the local path can name a peer
+ * device in a QP's or AH's address vector without holding a reference.
+ * Lookups run in an engine pass or under RCU; removal waits for both.
+ */
+static DEFINE_XARRAY_FLAGS(urdma_devtab, XA_FLAGS_ALLOC1);
+
+int urdma_devtab_add(struct urdma_dev *udev)
+{
+	return xa_alloc(&urdma_devtab, &udev->id, udev, xa_limit_32b,
+			GFP_KERNEL);
+}
+
+void urdma_devtab_del(struct urdma_dev *udev)
+{
+	if (!udev->id)
+		return;
+	xa_erase(&urdma_devtab, udev->id);
+	synchronize_rcu();
+	urdma_engine_sync();
+	udev->id = 0;
+}
+
+struct urdma_dev *urdma_devtab_get(u32 id)
+{
+	return id ? xa_load(&urdma_devtab, id) : NULL;
+}
+
+/**
+ * urdma_devtab_find_gid - the urdma device that owns a GID
+ * @gid: a RoCEv2 GID
+ *
+ * May be called in atomic context.  Return: the device's id, 0 if no urdma
+ * device of this host has @gid.
+ */
+u32 urdma_devtab_find_gid(const union ib_gid *gid)
+{
+	const struct ib_gid_attr *attr;
+	struct urdma_dev *udev;
+	unsigned long id;
+	u32 found = 0;
+
+	rcu_read_lock();
+	xa_for_each(&urdma_devtab, id, udev) {
+		attr = rdma_find_gid_by_port(&udev->ibdev, gid,
+					     IB_GID_TYPE_ROCE_UDP_ENCAP, 1,
+					     NULL);
+		if (IS_ERR(attr))
+			continue;
+		rdma_put_gid_attr(attr);
+		found = id;
+		break;
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+/* ---- passes and quiescence ------------------------------------------------ */
+
+static void urdma_pass_begin(struct urdma_engine *eng)
+{
+	WRITE_ONCE(eng->pass_seq, eng->pass_seq + 1);
+	/* The odd sequence before any lookup of the pass. */
+	smp_mb();
+}
+
+static void urdma_pass_end(struct urdma_engine *eng)
+{
+	/* Every access of the pass before the even sequence. */
+	smp_mb();
+	WRITE_ONCE(eng->pass_seq, eng->pass_seq + 1);
+	smp_mb();	/* the even sequence before looking for waiters */
+	if (wq_has_sleeper(&eng->pass_wq))
+		wake_up_all(&eng->pass_wq);
+}
+
+/**
+ * urdma_engine_sync - wait until no engine can hold an unpublished object
+ *
+ * The caller has taken the object off every table and list that an engine
+ * looks in.  Sleeps; must not be called by an engine thread.
+ */
+void urdma_engine_sync(void)
+{
+	struct urdma_engine *eng;
+	unsigned long seq;
+
+	/* The caller's unpublishing before the sequence reads. */
+	smp_mb();
+	mutex_lock(&urdma_engines_lock);
+	list_for_each_entry(eng, &urdma_engines, node) {
+		seq = READ_ONCE(eng->pass_seq);
+		if (seq & 1)
+			wait_event(eng->pass_wq,
+				   READ_ONCE(eng->pass_seq) != seq);
+	}
+	mutex_unlock(&urdma_engines_lock);
+}
+
+/* ---- kicks ---------------------------------------------------------------- */
+
+/* Wake @eng; user space asked (a zero-WR post) or kernel posting found it asleep. */
+void urdma_engine_kick(struct urdma_engine *eng)
+{
+	atomic64_inc(&eng->kicks);
+	wake_up_process(eng->task);
+}
+
+/* After kernel posting: kick only if the engine sleeps (doorbell elision). */
+void urdma_engine_notify(struct urdma_engine *eng)
+{
+	/* The producer index before the flag; pairs with urdma_engine_sleep. */
+	smp_mb();
+	if (READ_ONCE(eng->state->asleep))
+		urdma_engine_kick(eng);
+}
+
+u64 urdma_engine_counter(struct urdma_dev *udev, enum urdma_counter c)
+{
+	u64 sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < udev->num_engines; i++) {
+		struct urdma_engine *eng = &udev->engines[i];
+
+		sum += c == URDMA_CNT_KICKS ? atomic64_read(&eng->kicks) :
+					      READ_ONCE(eng->cnt[c]);
+	}
+	return sum;
+}
+
+/* ---- the thread ----------------------------------------------------------- */
+
+/* One pass over the engine's QPs.  Return: how much work it did. */
+static int urdma_engine_pass(struct urdma_engine *eng)
+{
+	struct urdma_qp *qp;
+	int work = 0;
+
+	eng->deadline = KTIME_MAX;
+	urdma_pass_begin(eng);
+	/* Removal waits for the pass to end (urdma_engine_sync). */
+	list_for_each_entry_rcu(qp, &eng->qps, eng_node, true)
+		work += urdma_qp_run(eng, qp);
+	urdma_pass_end(eng);
+	eng->cnt[URDMA_CNT_POLLS]++;
+	return work;
+}
+
+/* Sleep until kicked or until the earliest QP timer. Return: work done. */
+static int urdma_engine_sleep(struct urdma_engine *eng)
+{
+	int work;
+
+	set_current_state(TASK_INTERRUPTIBLE);
+	WRITE_ONCE(eng->state->asleep, 1);
+	/* The flag before the last look at the doorbells. */
+	smp_mb();
+	work = urdma_engine_pass(eng);
+	if (!work && !kthread_should_stop()) {
+		eng->cnt[URDMA_CNT_SLEEPS]++;
+		if (eng->deadline == KTIME_MAX) {
+			schedule();
+		} else {
+			ktime_t t = eng->deadline;
+
+			schedule_hrtimeout_range(&t, 50 * NSEC_PER_USEC,
+						 HRTIMER_MODE_ABS);
+		}
+	}
+	__set_current_state(TASK_RUNNING);
+	WRITE_ONCE(eng->state->asleep, 0);
+	return work;
+}
+
+static int urdma_engine_thread(void *arg)
+{
+	struct urdma_engine *eng = arg;
+	ktime_t last_work = ktime_get();
+
+	while (!kthread_should_stop()) {
+		int work = urdma_engine_pass(eng);
+		ktime_t now = ktime_get();
+
+		if (work) {
+			last_work = now;
+		} else if (eng->deadline != KTIME_MAX &&
+			   ktime_before(eng->deadline, now)) {
+			/* A timer is due: the next pass handles it. */
+		} else if (ktime_us_delta(now, last_work) >=
+			   READ_ONCE(poll_us)) {
+			urdma_engine_sleep(eng);
+			last_work = ktime_get();
+		} else {
+			cpu_relax();
+		}
+		cond_resched();
+	}
+	return 0;
+}
+
+/* ---- QPs ------------------------------------------------------------------ */
+
+/* Give @qp to an engine thread; from here on its doorbells are polled. */
+void urdma_engine_attach(struct urdma_qp *qp)
+{
+	struct urdma_dev *udev = to_udev(qp->ibqp.device);
+	struct urdma_engine *eng;
+
+	eng = &udev->engines[qp->ibqp.qp_num % udev->num_engines];
+	qp->eng = eng;
+	spin_lock(&eng->lock);
+	list_add_tail_rcu(&qp->eng_node, &eng->qps);
+	spin_unlock(&eng->lock);
+}
+
+/* Take @qp off its engine; the caller then calls urdma_engine_sync(). */
+void urdma_engine_detach(struct urdma_qp *qp)
+{
+	struct urdma_engine *eng = qp->eng;
+
+	if (!eng)
+		return;
+	spin_lock(&eng->lock);
+	list_del_rcu(&qp->eng_node);
+	spin_unlock(&eng->lock);
+}
+
+/* ---- start and stop ------------------------------------------------------- */
+
+static int urdma_engine_cpumask(struct cpumask *mask)
+{
+	int ret;
+
+	if (!engine_cpus || !*engine_cpus) {
+		cpumask_copy(mask, cpu_online_mask);
+		return 0;
+	}
+	ret = cpulist_parse(engine_cpus, mask);
+	if (ret)
+		return ret;
+	cpumask_and(mask, mask, cpu_online_mask);
+	return cpumask_empty(mask) ? -EINVAL : 0;
+}
+
+/**
+ * urdma_engines_start - start a device's engine threads
+ * @udev: the device; its state page is allocated here
+ */
+int urdma_engines_start(struct urdma_dev *udev)
+{
+	unsigned int n = clamp(engines, 1U, URDMA_ENGINES_MAX), i;
+	cpumask_var_t mask;
+	int ret;
+
+	BUILD_BUG_ON(URDMA_ENGINES_MAX > URDMA_MAX_ENGINES);
+	if (!alloc_cpumask_var(&mask, GFP_KERNEL))
+		return -ENOMEM;
+	ret = urdma_engine_cpumask(mask);
+	if (ret) {
+		pr_err("urdma: bad engine_cpus \"%s\"\n", engine_cpus);
+		goto out_mask;
+	}
+
+	udev->state_page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	udev->engines = kcalloc(n, sizeof(*udev->engines), GFP_KERNEL);
+	if (!udev->state_page || !udev->engines) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	udev->engines_alloc = n;
+
+	for (i = 0; i < n; i++) {
+		struct urdma_engine *eng = &udev->engines[i];
+
+		eng->udev = udev;
+		eng->idx = i;
+		eng->state = (struct urdma_engine_state *)
+			page_address(udev->state_page) + i;
+		spin_lock_init(&eng->lock);
+		INIT_LIST_HEAD(&eng->qps);
+		init_waitqueue_head(&eng->pass_wq);
+		INIT_LIST_HEAD(&eng->node);
+		eng->scratch = urdma_scratch_alloc();
+		if (!eng->scratch) {
+			ret = -ENOMEM;
+			goto err;
+		}
+		eng->task = kthread_create(urdma_engine_thread, eng,
+					   "urdma/%s/%u", dev_name(&udev->ibdev.dev),
+					   i);
+		if (IS_ERR(eng->task)) {
+			ret = PTR_ERR(eng->task);
+			eng->task = NULL;
+			goto err;
+		}
+		kthread_bind_mask(eng->task, mask);
+		udev->num_engines = i + 1;
+		mutex_lock(&urdma_engines_lock);
+		list_add_tail(&eng->node, &urdma_engines);
+		mutex_unlock(&urdma_engines_lock);
+		wake_up_process(eng->task);
+	}
+	free_cpumask_var(mask);
+	return 0;
+
+err:
+	urdma_engines_stop(udev);
+out_mask:
+	free_cpumask_var(mask);
+	return ret;
+}
+
+/* Stop the threads; every QP is gone by now. */
+void urdma_engines_stop(struct urdma_dev *udev)
+{
+	unsigned int i;
+
+	for (i = 0; udev->engines && i < udev->num_engines; i++) {
+		struct urdma_engine *eng = &udev->engines[i];
+
+		WARN_ON(!list_empty(&eng->qps));
+		mutex_lock(&urdma_engines_lock);
+		list_del_init(&eng->node);
+		mutex_unlock(&urdma_engines_lock);
+		kthread_stop(eng->task);
+	}
+	for (i = 0; udev->engines && i < udev->engines_alloc; i++)
+		kfree(udev->engines[i].scratch);
+	kfree(udev->engines);
+	udev->engines = NULL;
+	udev->num_engines = 0;
+	if (udev->state_page)
+		__free_page(udev->state_page);
+	udev->state_page = NULL;
+}

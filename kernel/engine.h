@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * urdma HCA engine: kernel threads that do what an adapter's hardware
+ * would.  See engine.c for the thread and its quiescence protocol, and
+ * exec.c for what it does with a WQE.
+ */
+#ifndef URDMA_ENGINE_H
+#define URDMA_ENGINE_H
+
+#include <linux/hrtimer.h>
+#include <linux/ktime.h>
+#include <linux/list.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+
+#include "../uapi/rdma/urdma-abi.h"
+
+struct urdma_dev;
+struct urdma_qp;
+struct urdma_scratch;
+
+/* The counters "rdma statistic" shows; keep urdma_counter_names in step. */
+enum urdma_counter {
+	URDMA_CNT_KICKS,	/* wake-ups requested while the engine slept */
+	URDMA_CNT_WQES,		/* send WQEs executed */
+	URDMA_CNT_POLLS,	/* passes over the doorbell records */
+	URDMA_CNT_SLEEPS,	/* times the engine went to sleep */
+	URDMA_CNT_CQES,		/* completions written */
+	URDMA_CNT_ERR_CQES,	/* ... of them with an error status */
+	URDMA_CNT_RNR_WAITS,	/* RNR NAKs: no receive WQE at the responder */
+	URDMA_CNT_RETRIES,	/* transport retries (no responder) */
+	URDMA_CNT_CQ_OVERFLOWS,	/* CQEs lost to a full CQ */
+	URDMA_CNT_BAD_WQES,	/* malformed WQEs in a ring */
+	URDMA_NUM_COUNTERS
+};
+
+/**
+ * struct urdma_engine - one engine thread of a device
+ * @udev:	its device.
+ * @idx:	its index; user space finds its state at state page entry @idx.
+ * @task:	the kthread.
+ * @state:	its entry in the device's state page (mapped read-only into
+ *		every user context): asleep is set while the thread sleeps.
+ * @lock:	serializes changes to @qps (list_add_rcu/list_del_rcu).
+ * @qps:	the QPs this engine serves.  The thread walks it during a
+ *		pass without the lock; removal waits for the pass to end
+ *		(urdma_engine_sync()).
+ * @pass_seq:	odd while the thread is inside a pass, when it may hold
+ *		pointers to QPs, CQs, SRQs, MRs and devices it looked up.
+ * @pass_wq:	urdma_engine_sync() waits here for a pass to end.
+ * @deadline:	the earliest RNR or retry timer seen in the last pass.
+ * @scratch:	the thread's copies of WQEs and its scatter lists.
+ * @kicks:	URDMA_CNT_KICKS, counted by whoever kicks.
+ * @cnt:	the other counters; written by the thread only.
+ * @node:	in the module's list of engines (engine.c).
+ */
+struct urdma_engine {
+	struct urdma_dev *udev;
+	unsigned int idx;
+	struct task_struct *task;
+	struct urdma_engine_state *state;
+	spinlock_t lock;		/* see above */
+	struct list_head qps;
+	unsigned long pass_seq;
+	wait_queue_head_t pass_wq;
+	ktime_t deadline;
+	struct urdma_scratch *scratch;
+	atomic64_t kicks;
+	u64 cnt[URDMA_NUM_COUNTERS];
+	struct list_head node;
+};
+
+extern const char *const urdma_counter_names[URDMA_NUM_COUNTERS];
+
+int urdma_engines_start(struct urdma_dev *udev);
+void urdma_engines_stop(struct urdma_dev *udev);
+void urdma_engine_attach(struct urdma_qp *qp);
+void urdma_engine_detach(struct urdma_qp *qp);
+void urdma_engine_sync(void);
+void urdma_engine_kick(struct urdma_engine *eng);
+void urdma_engine_notify(struct urdma_engine *eng);
+u64 urdma_engine_counter(struct urdma_dev *udev, enum urdma_counter c);
+
+/* Module-wide device table: a stable id per device, for the local path. */
+int urdma_devtab_add(struct urdma_dev *udev);
+void urdma_devtab_del(struct urdma_dev *udev);
+struct urdma_dev *urdma_devtab_get(u32 id);
+u32 urdma_devtab_find_gid(const union ib_gid *gid);
+
+/* exec.c */
+int urdma_qp_run(struct urdma_engine *eng, struct urdma_qp *qp);
+struct urdma_scratch *urdma_scratch_alloc(void);
+
+#endif /* URDMA_ENGINE_H */

@@ -1,0 +1,1279 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * What the engine does with a QP: execute its send WQEs, consume the
+ * responder's receive WQEs, write completions, and flush queues in ERROR.
+ *
+ * The local path.  When the destination QP lives on a urdma device of this
+ * host, the requester's thread plays both ends: it checks the responder's
+ * keys and receive WQEs as an IBTA responder would and copies the bytes
+ * directly between the two MRs' pinned pages.  Nothing is touched until
+ * every key, bound and access right of both sides has been checked, so an
+ * error completion means no data moved.
+ *
+ * Ring memory is hostile.  A WQE is copied out of the ring once, into the
+ * thread's scratch area, and only the copy is validated and used.  Indices
+ * that user space writes are requests: a producer index that runs more than
+ * a ring ahead of the engine's consumer index puts the QP in ERROR.
+ *
+ * Locks, in order: rq_lock (a QP's RQ) or srq->lock -> cq->lock.  All of
+ * them are spinlocks taken with interrupts off, because kernel consumers
+ * post and poll from any context.  No lock is held while data is copied.
+ */
+#include <linux/atomic.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/sched.h>
+#include <net/ip.h>
+#include <rdma/ib_cache.h>
+
+#include "urdma.h"
+
+/* WQEs a QP may execute per pass, so that one busy QP cannot starve others. */
+#define URDMA_QP_BUDGET		16
+#define URDMA_GRH_LEN		40
+#define URDMA_COPY_RESCHED	(256 * 1024)
+
+/* A piece of a message: kernel bytes, or a range of an MR. */
+struct urdma_sg {
+	void *kva;		/* inline data, the GRH, an atomic result */
+	struct urdma_mr *mr;	/* else: translates [va, va + len) */
+	u64 va;
+	u32 len;
+};
+
+/* An engine thread's private copies; never on the stack (they are big). */
+struct urdma_scratch {
+	union {
+		struct urdma_send_wqe hdr;
+		u8 raw[URDMA_MAX_STRIDE];
+	} swqe;
+	union {
+		struct urdma_recv_wqe hdr;
+		u8 raw[URDMA_MAX_STRIDE];
+	} rwqe;
+	struct urdma_sg src[URDMA_MAX_SGE];
+	struct urdma_sg dst[URDMA_MAX_SGE + 1];	/* + the GRH */
+	u8 grh[URDMA_GRH_LEN];
+	u64 atomic_orig;
+};
+
+struct urdma_scratch *urdma_scratch_alloc(void)
+{
+	return kzalloc(sizeof(struct urdma_scratch), GFP_KERNEL);
+}
+
+/* What executing a WQE came to. */
+enum urdma_exec_result {
+	URDMA_EXEC_DONE,	/* retire it with the status given */
+	URDMA_EXEC_RNR,		/* responder had no receive WQE: wait */
+	URDMA_EXEC_NO_PEER,	/* nobody answered: transport retry */
+};
+
+/* The responder side of a WQE on the local path. */
+struct urdma_peer {
+	struct urdma_dev *dev;
+	struct urdma_qp *qp;
+	u32 pdn;
+	struct urdma_av av;	/* UD: the AH's address vector */
+};
+
+static u32 urdma_qp_pdn(const struct urdma_qp *qp)
+{
+	return to_upd(qp->ibqp.pd)->pdn;
+}
+
+static void urdma_count(struct urdma_engine *eng, enum urdma_counter c)
+{
+	WRITE_ONCE(eng->cnt[c], eng->cnt[c] + 1);
+}
+
+/* ---- QP state --------------------------------------------------------------- */
+
+/**
+ * urdma_qp_set_error - move a QP to ERROR from the engine
+ * @qp: the QP; its engine flushes its queues from the next pass on
+ */
+static void urdma_qp_set_error(struct urdma_qp *qp)
+{
+	enum ib_qp_state old = xchg(&qp->attr.qp_state, IB_QPS_ERR);
+
+	if (old != IB_QPS_ERR && qp->eng)
+		urdma_engine_notify(qp->eng);
+}
+
+static void urdma_qp_event(struct urdma_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = type,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/* ---- completions ------------------------------------------------------------ */
+
+/**
+ * urdma_cq_push - write a completion and raise the event it arms
+ * @eng: the engine (counters)
+ * @cq: the CQ
+ * @src: the CQE; owner is set here
+ * @solicited: for solicited-only arming
+ *
+ * Return: false if the CQ was full; the CQE is lost and the CQ is in error.
+ */
+static bool urdma_cq_push(struct urdma_engine *eng, struct urdma_cq *cq,
+			  struct urdma_cqe *src, bool solicited)
+{
+	struct urdma_cq_db *db = cq->db.kva;
+	struct urdma_cqe *slot;
+	unsigned long flags;
+	bool overflow = false, first = false;
+	u32 arm, disarmed;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (cq->prod - READ_ONCE(db->cons) >= cq->ring.nent) {
+		overflow = true;
+		first = !cq->overflow;
+		cq->overflow = true;
+	} else {
+		slot = urdma_ring_entry(&cq->ring, cq->prod);
+		src->owner = urdma_ring_phase(&cq->ring, cq->prod);
+		memcpy(slot, src, offsetof(struct urdma_cqe, owner));
+		/* Every field before the owner bit that validates them. */
+		smp_store_release(&slot->owner, src->owner);
+		cq->prod++;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	if (overflow) {
+		urdma_count(eng, URDMA_CNT_CQ_OVERFLOWS);
+		if (first && cq->ibcq.event_handler) {
+			struct ib_event ev = {
+				.device = cq->ibcq.device,
+				.element.cq = &cq->ibcq,
+				.event = IB_EVENT_CQ_ERR,
+			};
+
+			cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+		}
+		return false;
+	}
+	urdma_count(eng, URDMA_CNT_CQES);
+	if (src->status != IB_WC_SUCCESS)
+		urdma_count(eng, URDMA_CNT_ERR_CQES);
+
+	/* The CQE before the arm bits; pairs with the consumer's arming. */
+	smp_mb();
+	arm = READ_ONCE(db->arm);
+	if (!(arm & URDMA_CQ_ARM_NEXT) &&
+	    !((arm & URDMA_CQ_ARM_SOLICITED) &&
+	      (solicited || src->status != IB_WC_SUCCESS)))
+		return true;
+	disarmed = arm & ~(URDMA_CQ_ARM_NEXT | URDMA_CQ_ARM_SOLICITED);
+	if (cmpxchg(&db->arm, arm, disarmed) == arm && cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	return true;
+}
+
+static u8 urdma_cqe_opcode(u8 wqe_opcode)
+{
+	static const u8 map[URDMA_WQE_NUM_OPCODES] = {
+		[URDMA_WQE_RDMA_WRITE] = URDMA_CQE_RDMA_WRITE,
+		[URDMA_WQE_RDMA_WRITE_IMM] = URDMA_CQE_RDMA_WRITE,
+		[URDMA_WQE_SEND] = URDMA_CQE_SEND,
+		[URDMA_WQE_SEND_IMM] = URDMA_CQE_SEND,
+		[URDMA_WQE_SEND_INV] = URDMA_CQE_SEND,
+		[URDMA_WQE_RDMA_READ] = URDMA_CQE_RDMA_READ,
+		[URDMA_WQE_ATOMIC_CMP_SWP] = URDMA_CQE_COMP_SWAP,
+		[URDMA_WQE_ATOMIC_FETCH_ADD] = URDMA_CQE_FETCH_ADD,
+		[URDMA_WQE_LOCAL_INV] = URDMA_CQE_LOCAL_INV,
+		[URDMA_WQE_BIND_MW] = URDMA_CQE_BIND_MW,
+		[URDMA_WQE_ATOMIC_WRITE] = URDMA_CQE_ATOMIC_WRITE,
+		[URDMA_WQE_FLUSH] = URDMA_CQE_FLUSH,
+		[URDMA_WQE_REG_MR] = URDMA_CQE_REG_MR,
+	};
+
+	return wqe_opcode < URDMA_WQE_NUM_OPCODES ? map[wqe_opcode] :
+						    URDMA_CQE_SEND;
+}
+
+/* A send completion; false if the CQ overflowed. */
+static bool urdma_complete_send(struct urdma_engine *eng, struct urdma_qp *qp,
+				u64 wr_id, u8 opcode, u32 byte_len, u8 status)
+{
+	struct urdma_cqe cqe = {
+		.wr_id = wr_id,
+		.byte_len = byte_len,
+		.qp_num = qp->ibqp.qp_num,
+		.opcode = urdma_cqe_opcode(opcode),
+		.status = status,
+	};
+
+	return urdma_cq_push(eng, to_ucq(qp->ibqp.send_cq), &cqe, false);
+}
+
+/* ---- memory ----------------------------------------------------------------- */
+
+/* The bytes of @sg at @off: kernel address and how many are contiguous. */
+static void *urdma_sg_kva(const struct urdma_sg *sg, u32 off, u32 want,
+			  u32 *contig)
+{
+	if (sg->kva) {
+		*contig = want;
+		return sg->kva + off;
+	}
+	if (sg->mr->mem.type == URDMA_MEM_DMA) {
+		*contig = want;
+		return (void *)(uintptr_t)(sg->va + off);
+	}
+	return urdma_mtt_translate(&sg->mr->mtt, sg->va + off, want, contig);
+}
+
+static bool urdma_mr_in_bounds(const struct urdma_mr *mr, u64 va, u64 len)
+{
+	u64 end;
+
+	if (mr->mem.type == URDMA_MEM_DMA)
+		return true;
+	return va >= mr->mtt.iova && !check_add_overflow(va, len, &end) &&
+	       end <= mr->mtt.iova + mr->mtt.length;
+}
+
+static struct urdma_mr *urdma_mem_to_mr(struct urdma_mem *mem)
+{
+	return container_of(mem, struct urdma_mr, mem);
+}
+
+/**
+ * urdma_lkey_sg - resolve a local SGE
+ * @udev: the QP's device
+ * @pdn: the QP's PD
+ * @sge: the SGE (from the scratch copy)
+ * @access: IB_ACCESS_LOCAL_WRITE if the engine writes there, else 0
+ * @sg: filled on success
+ *
+ * Return: IB_WC_SUCCESS or IB_WC_LOC_PROT_ERR.
+ */
+static u8 urdma_lkey_sg(struct urdma_dev *udev, u32 pdn,
+			const struct urdma_sge *sge, int access,
+			struct urdma_sg *sg)
+{
+	struct urdma_mem *mem = urdma_key_lookup(&udev->keys, sge->lkey);
+	struct urdma_mr *mr;
+
+	if (!mem || mem->type == URDMA_MEM_MW ||
+	    READ_ONCE(mem->state) != URDMA_MEM_VALID || mem->pdn != pdn ||
+	    (READ_ONCE(mem->access) & access) != access)
+		return IB_WC_LOC_PROT_ERR;
+	mr = urdma_mem_to_mr(mem);
+	if (!urdma_mr_in_bounds(mr, sge->addr, sge->length))
+		return IB_WC_LOC_PROT_ERR;
+	sg->kva = NULL;
+	sg->mr = mr;
+	sg->va = sge->addr;
+	sg->len = sge->length;
+	return IB_WC_SUCCESS;
+}
+
+/**
+ * urdma_lkey_sgl - resolve a WQE's SGE list
+ * @udev, @pdn, @access: as for urdma_lkey_sg()
+ * @sge: the SGEs
+ * @num: how many
+ * @sg: the scatter list, filled; zero-length SGEs are dropped
+ * @nsg: entries filled
+ * @len: the total length
+ *
+ * Return: IB_WC_SUCCESS, IB_WC_LOC_PROT_ERR or IB_WC_LOC_LEN_ERR.
+ */
+static u8 urdma_lkey_sgl(struct urdma_dev *udev, u32 pdn,
+			 const struct urdma_sge *sge, unsigned int num,
+			 int access, struct urdma_sg *sg, int *nsg, u64 *len)
+{
+	unsigned int i;
+	u8 status;
+
+	*nsg = 0;
+	*len = 0;
+	for (i = 0; i < num; i++) {
+		if (!sge[i].length)
+			continue;
+		status = urdma_lkey_sg(udev, pdn, &sge[i], access, &sg[*nsg]);
+		if (status)
+			return status;
+		*len += sge[i].length;
+		(*nsg)++;
+	}
+	return *len > URDMA_MAX_MSG_SIZE ? IB_WC_LOC_LEN_ERR : IB_WC_SUCCESS;
+}
+
+/**
+ * urdma_rkey_sg - resolve a remote range at the responder
+ * @peer: the responder
+ * @rkey: an MR's key or a bound window's
+ * @va: start
+ * @len: bytes; 0 means no access is made and the key is not checked
+ * @access: IB_ACCESS_REMOTE_* needed
+ * @sg: filled on success
+ *
+ * Return: whether the responder grants the access.
+ */
+static bool urdma_rkey_sg(const struct urdma_peer *peer, u32 rkey, u64 va,
+			  u64 len, int access, struct urdma_sg *sg)
+{
+	struct urdma_mem *mem = urdma_key_lookup(&peer->dev->keys, rkey);
+	struct urdma_mr *mr;
+	u64 end;
+
+	if (!mem || READ_ONCE(mem->state) != URDMA_MEM_VALID ||
+	    (READ_ONCE(mem->access) & access) != access)
+		return false;
+	if (mem->type == URDMA_MEM_MW) {
+		struct urdma_mw *mw = container_of(mem, struct urdma_mw, mem);
+
+		if (mw->ibmw.type == IB_MW_TYPE_2 ?
+		    READ_ONCE(mw->qpn) != peer->qp->ibqp.qp_num :
+		    mem->pdn != peer->pdn)
+			return false;
+		if (va < mw->addr || check_add_overflow(va, len, &end) ||
+		    end > mw->addr + mw->length)
+			return false;
+		mem = urdma_key_lookup(&peer->dev->keys, READ_ONCE(mw->mr_key));
+		if (!mem || mem->type == URDMA_MEM_MW ||
+		    READ_ONCE(mem->state) != URDMA_MEM_VALID)
+			return false;
+	} else if (mem->pdn != peer->pdn) {
+		return false;
+	}
+	mr = urdma_mem_to_mr(mem);
+	if (!urdma_mr_in_bounds(mr, va, len))
+		return false;
+	sg->kva = NULL;
+	sg->mr = mr;
+	sg->va = va;
+	sg->len = len;
+	return true;
+}
+
+/* Copy @len bytes from @src to @dst; both were resolved and are long enough. */
+static void urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
+		       int nsrc, u64 len)
+{
+	u32 doff = 0, soff = 0, since_resched = 0;
+	int di = 0, si = 0;
+
+	while (len) {
+		u32 want, dc, sc, n;
+		void *d, *s;
+
+		while (di < ndst && doff == dst[di].len) {
+			di++;
+			doff = 0;
+		}
+		while (si < nsrc && soff == src[si].len) {
+			si++;
+			soff = 0;
+		}
+		if (WARN_ON_ONCE(di == ndst || si == nsrc))
+			return;
+		want = min3((u64)(dst[di].len - doff), (u64)(src[si].len - soff),
+			    len);
+		d = urdma_sg_kva(&dst[di], doff, want, &dc);
+		s = urdma_sg_kva(&src[si], soff, want, &sc);
+		if (WARN_ON_ONCE(!d || !s))
+			return;
+		n = min(dc, sc);
+		memcpy(d, s, n);
+		doff += n;
+		soff += n;
+		len -= n;
+		since_resched += n;
+		if (since_resched >= URDMA_COPY_RESCHED) {
+			since_resched = 0;
+			cond_resched();
+		}
+	}
+}
+
+/* Drop the first @skip bytes of a scatter list (they were written). */
+static void urdma_sgl_skip(struct urdma_sg *sg, int n, u32 skip)
+{
+	int i;
+
+	for (i = 0; i < n && skip; i++) {
+		u32 k = min(skip, sg[i].len);
+
+		if (sg[i].kva)
+			sg[i].kva += k;
+		else
+			sg[i].va += k;
+		sg[i].len -= k;
+		skip -= k;
+	}
+}
+
+/* ---- receive WQEs ----------------------------------------------------------- */
+
+/*
+ * Take the next receive WQE of @qp (its RQ or its SRQ) into the scratch
+ * area.  Return: 0, -EAGAIN if there is none, -EINVAL if the ring's
+ * producer index is garbage.
+ */
+static int urdma_take_recv(struct urdma_engine *eng, struct urdma_qp *qp,
+			   u32 *max_sge)
+{
+	struct urdma_scratch *s = eng->scratch;
+	struct urdma_srq *srq = qp->ibqp.srq ? to_usrq(qp->ibqp.srq) : NULL;
+	struct urdma_ring *ring;
+	spinlock_t *lock;	/* the queue's: srq->lock or qp->rq_lock */
+	u32 *cons, *db_cons, prod;
+	bool limit_event = false;
+	unsigned long flags;
+	int ret = 0;
+
+	if (srq) {
+		struct urdma_srq_db *db = srq->db.kva;
+
+		ring = &srq->ring;
+		lock = &srq->lock;
+		cons = &srq->cons;
+		db_cons = &db->cons;
+		*max_sge = srq->max_sge;
+		spin_lock_irqsave(lock, flags);
+		/* Pairs with the poster's release: WQEs before the index. */
+		prod = smp_load_acquire(&db->prod);
+	} else {
+		struct urdma_qp_db *db = qp->db.kva;
+
+		ring = &qp->rq;
+		lock = &qp->rq_lock;
+		cons = &qp->rq_cons;
+		db_cons = &db->rq_cons;
+		*max_sge = qp->cap.max_recv_sge;
+		spin_lock_irqsave(lock, flags);
+		/* Pairs with the poster's release: WQEs before the index. */
+		prod = smp_load_acquire(&db->rq_prod);
+	}
+
+	if (prod == *cons) {
+		ret = -EAGAIN;
+	} else if (prod - *cons > ring->nent) {
+		ret = -EINVAL;
+	} else {
+		memcpy(s->rwqe.raw, urdma_ring_entry(ring, *cons),
+		       ring->stride);
+		(*cons)++;
+		/* The copy is taken: the slot may be reused. */
+		smp_store_release(db_cons, *cons);
+		if (srq && srq->limit && prod - *cons < srq->limit) {
+			srq->limit = 0;
+			limit_event = true;
+		}
+	}
+	spin_unlock_irqrestore(lock, flags);
+
+	if (limit_event && srq->ibsrq.event_handler) {
+		struct ib_event ev = {
+			.device = srq->ibsrq.device,
+			.element.srq = &srq->ibsrq,
+			.event = IB_EVENT_SRQ_LIMIT_REACHED,
+		};
+
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+	}
+	return ret;
+}
+
+/* A receive completion at the responder. */
+static void urdma_complete_recv(struct urdma_engine *eng, struct urdma_qp *qp,
+				struct urdma_cqe *cqe, bool solicited)
+{
+	cqe->qp_num = qp->ibqp.qp_num;
+	if (!urdma_cq_push(eng, to_ucq(qp->ibqp.recv_cq), cqe, solicited))
+		urdma_qp_set_error(qp);
+	if (cqe->status != IB_WC_SUCCESS)
+		urdma_qp_set_error(qp);
+}
+
+/* ---- the responder ---------------------------------------------------------- */
+
+/* QP types that can talk to each other. */
+static bool urdma_types_match(enum ib_qp_type a, enum ib_qp_type b)
+{
+	if (a == IB_QPT_GSI)
+		a = IB_QPT_UD;
+	if (b == IB_QPT_GSI)
+		b = IB_QPT_UD;
+	return a == b;
+}
+
+/* States in which a QP's responder accepts packets. */
+static bool urdma_state_receives(enum ib_qp_state state)
+{
+	return state >= IB_QPS_RTR && state != IB_QPS_ERR;
+}
+
+static bool urdma_find_ah(struct urdma_dev *udev, u32 ahn, struct urdma_av *av)
+{
+	struct urdma_ah *ah;
+	unsigned long flags;
+	bool found = false;
+
+	xa_lock_irqsave(&udev->ahs, flags);
+	ah = xa_load(&udev->ahs, ahn);
+	if (ah) {
+		*av = ah->av;
+		found = true;
+	}
+	xa_unlock_irqrestore(&udev->ahs, flags);
+	return found;
+}
+
+/*
+ * Find the responder of a WQE on the local path.  Return: 0;
+ * -ENOENT if nobody answers (not on this host, no such QP, or a QP that does
+ * not receive); -EINVAL if a UD WQE names no AH.
+ */
+static int urdma_find_peer(struct urdma_qp *qp,
+			   const struct urdma_send_wqe *wqe,
+			   struct urdma_peer *peer)
+{
+	struct urdma_dev *udev = to_udev(qp->ibqp.device);
+	struct urdma_qp *pqp;
+	u32 devid, qpn;
+
+	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
+		if (!urdma_find_ah(udev, wqe->ud.ah_num, &peer->av))
+			return -EINVAL;
+		devid = peer->av.peer;
+		qpn = wqe->ud.remote_qpn & IB_QPN_MASK;
+	} else {
+		if (!qp->av_valid)
+			return -ENOENT;
+		devid = READ_ONCE(qp->av.peer);
+		qpn = qp->attr.dest_qp_num;
+	}
+	peer->dev = urdma_devtab_get(devid);
+	if (!peer->dev)
+		return -ENOENT;
+	pqp = xa_load(&peer->dev->qps, qpn);
+	if (!pqp || !urdma_types_match(qp->ibqp.qp_type, pqp->ibqp.qp_type) ||
+	    !urdma_state_receives(READ_ONCE(pqp->attr.qp_state)))
+		return -ENOENT;
+	peer->qp = pqp;
+	peer->pdn = urdma_qp_pdn(pqp);
+	return 0;
+}
+
+/* The 40 bytes a UD receive starts with: a GRH, or 20 zeros and IPv4. */
+static void urdma_build_grh(u8 *grh, const struct urdma_av *av, u32 len)
+{
+	u32 udp_len = sizeof(struct udphdr) + 12 + 8 + len + 4;
+
+	memset(grh, 0, URDMA_GRH_LEN);
+	if (av->net_type == RDMA_NETWORK_IPV4) {
+		struct iphdr *ip = (struct iphdr *)(grh + 20);
+
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->tos = av->traffic_class;
+		ip->tot_len = htons(sizeof(*ip) + udp_len);
+		ip->frag_off = htons(IP_DF);
+		ip->ttl = av->hop_limit;
+		ip->protocol = IPPROTO_UDP;
+		memcpy(&ip->saddr, &av->sgid.raw[12], 4);
+		memcpy(&ip->daddr, &av->dgid.raw[12], 4);
+		ip->check = ip_fast_csum((u8 *)ip, ip->ihl);
+	} else {
+		struct ipv6hdr *ip6 = (struct ipv6hdr *)grh;
+
+		ip6_flow_hdr(ip6, av->traffic_class,
+			     cpu_to_be32(av->flow_label));
+		ip6->payload_len = htons(udp_len);
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->hop_limit = av->hop_limit;
+		memcpy(&ip6->saddr, av->sgid.raw, 16);
+		memcpy(&ip6->daddr, av->dgid.raw, 16);
+	}
+}
+
+/*
+ * Deliver a message that consumes a receive WQE: SEND*, or the immediate of
+ * RDMA_WRITE_WITH_IMM (@src NULL: no data).  Return: the requester's
+ * status, or -EAGAIN for an RNR NAK.
+ */
+static int urdma_deliver(struct urdma_engine *eng, struct urdma_qp *qp,
+			 const struct urdma_peer *peer,
+			 const struct urdma_send_wqe *wqe, struct urdma_sg *src,
+			 int nsrc, u64 len)
+{
+	struct urdma_scratch *s = eng->scratch;
+	const struct urdma_sge *sge = (const struct urdma_sge *)(&s->rwqe.hdr + 1);
+	bool ud = qp->ibqp.qp_type == IB_QPT_UD ||
+		  qp->ibqp.qp_type == IB_QPT_GSI;
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	struct urdma_cqe cqe = {};
+	u32 hdr = ud ? URDMA_GRH_LEN : 0;
+	struct urdma_sg *dst = s->dst;
+	u32 max_sge, num_sge;
+	int ndst, ret;
+	u64 room;
+	u8 status;
+
+	ret = urdma_take_recv(eng, peer->qp, &max_sge);
+	if (ret == -EAGAIN)
+		return rc ? -EAGAIN : IB_WC_SUCCESS;
+	if (ret) {
+		/* The responder's ring is garbage: it fails, not us. */
+		urdma_qp_set_error(peer->qp);
+		urdma_qp_event(peer->qp, IB_EVENT_QP_FATAL);
+		return rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;
+	}
+
+	cqe.wr_id = s->rwqe.hdr.wr_id;
+	cqe.src_qp = qp->ibqp.qp_num;
+	cqe.opcode = wqe->opcode == URDMA_WQE_RDMA_WRITE_IMM ?
+		     URDMA_CQE_RECV_RDMA_IMM : URDMA_CQE_RECV;
+	num_sge = s->rwqe.hdr.num_sge;
+	if (num_sge > max_sge) {
+		cqe.status = IB_WC_LOC_QP_OP_ERR;
+		urdma_complete_recv(eng, peer->qp, &cqe, false);
+		return rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;
+	}
+
+	status = urdma_lkey_sgl(peer->dev, peer->pdn, sge, num_sge,
+				IB_ACCESS_LOCAL_WRITE, dst, &ndst, &room);
+	if (status) {
+		cqe.status = status;
+		urdma_complete_recv(eng, peer->qp, &cqe, false);
+		return rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;
+	}
+	if (hdr + (src ? len : 0) > room) {
+		cqe.status = IB_WC_LOC_LEN_ERR;
+		urdma_complete_recv(eng, peer->qp, &cqe, false);
+		return rc ? IB_WC_REM_INV_REQ_ERR : IB_WC_SUCCESS;
+	}
+
+	if (ud) {
+		struct urdma_sg grh = { .kva = s->grh, .len = URDMA_GRH_LEN };
+
+		urdma_build_grh(s->grh, &peer->av, len);
+		urdma_copy(dst, ndst, &grh, 1, URDMA_GRH_LEN);
+		urdma_sgl_skip(dst, ndst, URDMA_GRH_LEN);
+		cqe.flags |= URDMA_CQE_GRH;
+		cqe.flags |= peer->av.net_type << URDMA_CQE_NET_SHIFT;
+		cqe.sl = peer->av.sl;
+	}
+	if (src && len)
+		urdma_copy(dst, ndst, src, nsrc, len);
+
+	cqe.byte_len = hdr + len;
+	if (wqe->opcode == URDMA_WQE_SEND_IMM ||
+	    wqe->opcode == URDMA_WQE_RDMA_WRITE_IMM) {
+		cqe.flags |= URDMA_CQE_IMM;
+		cqe.ex = wqe->ex;
+	} else if (wqe->opcode == URDMA_WQE_SEND_INV) {
+		cqe.flags |= URDMA_CQE_INV;
+		cqe.ex = wqe->ex;
+	}
+	urdma_complete_recv(eng, peer->qp, &cqe,
+			    wqe->flags & URDMA_WQE_SOLICITED);
+	return IB_WC_SUCCESS;
+}
+
+/* ---- the requester ---------------------------------------------------------- */
+
+/* Which opcodes a QP type may post (IBTA 9.4, 10.8.4); REG_MR is kernel-only. */
+static bool urdma_wqe_opcode_ok(const struct urdma_qp *qp, u8 op)
+{
+	bool user = qp->sq.umem;
+
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
+		return op < URDMA_WQE_NUM_OPCODES &&
+		       !(user && op == URDMA_WQE_REG_MR) &&
+		       (URDMA_HAVE_FLUSH_ATOMIC_WRITE ||
+			(op != URDMA_WQE_ATOMIC_WRITE && op != URDMA_WQE_FLUSH));
+	case IB_QPT_UC:
+		return op == URDMA_WQE_SEND || op == URDMA_WQE_SEND_IMM ||
+		       op == URDMA_WQE_SEND_INV || op == URDMA_WQE_RDMA_WRITE ||
+		       op == URDMA_WQE_RDMA_WRITE_IMM ||
+		       op == URDMA_WQE_LOCAL_INV || op == URDMA_WQE_BIND_MW ||
+		       (!user && op == URDMA_WQE_REG_MR);
+	case IB_QPT_UD:
+	case IB_QPT_GSI:
+		return op == URDMA_WQE_SEND || op == URDMA_WQE_SEND_IMM;
+	default:
+		return false;
+	}
+}
+
+#define URDMA_WQE_FLAGS (URDMA_WQE_SIGNALED | URDMA_WQE_SOLICITED | \
+			 URDMA_WQE_FENCE | URDMA_WQE_INLINE)
+
+/* Is the copied WQE well formed for @qp?  (Its keys are checked later.) */
+static bool urdma_wqe_valid(const struct urdma_qp *qp,
+			    const struct urdma_send_wqe *wqe)
+{
+	if (!urdma_wqe_opcode_ok(qp, wqe->opcode) ||
+	    (wqe->flags & ~URDMA_WQE_FLAGS))
+		return false;
+	if (wqe->flags & URDMA_WQE_INLINE)
+		return wqe->inline_len <= qp->cap.max_inline_data;
+	return wqe->num_sge <= qp->cap.max_send_sge;
+}
+
+/* The local gather list of a WQE: its inline data or its SGEs. */
+static u8 urdma_wqe_gather(struct urdma_engine *eng, struct urdma_qp *qp,
+			   int access, int *nsrc, u64 *len)
+{
+	struct urdma_scratch *s = eng->scratch;
+	const struct urdma_send_wqe *wqe = &s->swqe.hdr;
+
+	if (wqe->flags & URDMA_WQE_INLINE) {
+		s->src[0].kva = (void *)(wqe + 1);
+		s->src[0].mr = NULL;
+		s->src[0].len = wqe->inline_len;
+		*nsrc = wqe->inline_len ? 1 : 0;
+		*len = wqe->inline_len;
+		return IB_WC_SUCCESS;
+	}
+	return urdma_lkey_sgl(to_udev(qp->ibqp.device), urdma_qp_pdn(qp),
+			      (const struct urdma_sge *)(wqe + 1),
+			      wqe->num_sge, access, s->src, nsrc, len);
+}
+
+/* The QP access flag the responder needs for an opcode; 0 if none. */
+static int urdma_resp_qp_access(u8 op)
+{
+	switch (op) {
+	case URDMA_WQE_RDMA_WRITE:
+	case URDMA_WQE_RDMA_WRITE_IMM:
+	case URDMA_WQE_ATOMIC_WRITE:
+		return IB_ACCESS_REMOTE_WRITE;
+	case URDMA_WQE_RDMA_READ:
+		return IB_ACCESS_REMOTE_READ;
+	case URDMA_WQE_ATOMIC_CMP_SWP:
+	case URDMA_WQE_ATOMIC_FETCH_ADD:
+		return IB_ACCESS_REMOTE_ATOMIC;
+	default:
+		return 0;
+	}
+}
+
+/* Invalidate @key at the responder (SEND_WITH_INV) or locally (LOCAL_INV). */
+static bool urdma_invalidate(struct urdma_dev *udev, u32 pdn, u32 key)
+{
+	struct urdma_mem *mem = urdma_key_lookup(&udev->keys, key);
+
+	if (!mem || mem->pdn != pdn)
+		return false;
+	if (mem->type == URDMA_MEM_FRMR ||
+	    (mem->type == URDMA_MEM_MW &&
+	     container_of(mem, struct urdma_mw, mem)->ibmw.type ==
+	     IB_MW_TYPE_2)) {
+		WRITE_ONCE(mem->state, URDMA_MEM_INVALID);
+		return true;
+	}
+	return false;
+}
+
+/* BIND_MW (IBTA 10.6.7.3): the window takes the new key; status returned. */
+static u8 urdma_bind_mw(struct urdma_qp *qp, const struct urdma_send_wqe *wqe)
+{
+	struct urdma_dev *udev = to_udev(qp->ibqp.device);
+	const struct urdma_wqe_bind *b = &wqe->bind;
+	u32 pdn = urdma_qp_pdn(qp);
+	struct urdma_mem *mem, *mrmem;
+	struct urdma_mw *mw;
+	struct urdma_mr *mr;
+	int access = b->access;
+
+	mem = xa_load(&udev->keys.xa, urdma_key_index(b->new_rkey));
+	if (!mem || mem->type != URDMA_MEM_MW || mem->pdn != pdn)
+		return IB_WC_MW_BIND_ERR;
+	mw = container_of(mem, struct urdma_mw, mem);
+	if (mw->ibmw.type == IB_MW_TYPE_2 &&
+	    READ_ONCE(mem->state) == URDMA_MEM_VALID)
+		return IB_WC_MW_BIND_ERR;
+	if (access & ~(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE |
+		       IB_ACCESS_REMOTE_ATOMIC | IB_ZERO_BASED))
+		return IB_WC_MW_BIND_ERR;
+	if (access & IB_ZERO_BASED)
+		return IB_WC_MW_BIND_ERR;	/* not claimed */
+
+	/* A zero-length bind of a type 1 window unbinds it. */
+	if (!b->length && mw->ibmw.type == IB_MW_TYPE_1) {
+		WRITE_ONCE(mem->state, URDMA_MEM_INVALID);
+		WRITE_ONCE(mem->key, b->new_rkey);
+		return IB_WC_SUCCESS;
+	}
+
+	mrmem = urdma_key_lookup(&udev->keys, b->mr_lkey);
+	if (!mrmem || mrmem->type == URDMA_MEM_MW ||
+	    READ_ONCE(mrmem->state) != URDMA_MEM_VALID || mrmem->pdn != pdn ||
+	    !(mrmem->access & IB_ACCESS_MW_BIND))
+		return IB_WC_MW_BIND_ERR;
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(mrmem->access & IB_ACCESS_LOCAL_WRITE))
+		return IB_WC_MW_BIND_ERR;
+	mr = urdma_mem_to_mr(mrmem);
+	if (!urdma_mr_in_bounds(mr, b->addr, b->length))
+		return IB_WC_MW_BIND_ERR;
+
+	/* Invalid while it changes, so the responder sees old or new. */
+	WRITE_ONCE(mem->state, URDMA_MEM_INVALID);
+	smp_wmb();	/* invalid before the fields change */
+	mw->mr_key = b->mr_lkey;
+	mw->addr = b->addr;
+	mw->length = b->length;
+	WRITE_ONCE(mw->qpn, qp->ibqp.qp_num);
+	WRITE_ONCE(mem->access, access);
+	WRITE_ONCE(mem->key, b->new_rkey);
+	smp_wmb();	/* the new fields before valid */
+	WRITE_ONCE(mem->state, URDMA_MEM_VALID);
+	return IB_WC_SUCCESS;
+}
+
+/* Kernel fast registration: the FRMR takes its new key and access. */
+static u8 urdma_reg_mr(struct urdma_qp *qp, const struct urdma_send_wqe *wqe)
+{
+	struct urdma_dev *udev = to_udev(qp->ibqp.device);
+	const struct urdma_wqe_reg *r = &wqe->reg;
+	struct urdma_mem *mem;
+
+	mem = xa_load(&udev->keys.xa, urdma_key_index(r->mr_key));
+	if (!mem || mem->type != URDMA_MEM_FRMR ||
+	    mem->pdn != urdma_qp_pdn(qp) ||
+	    urdma_key_index(r->new_key) != urdma_key_index(r->mr_key) ||
+	    urdma_check_access(r->access))
+		return IB_WC_LOC_PROT_ERR;
+	WRITE_ONCE(mem->state, URDMA_MEM_INVALID);
+	smp_wmb();	/* invalid before the fields change */
+	WRITE_ONCE(mem->access, r->access);
+	WRITE_ONCE(mem->key, r->new_key);
+	smp_wmb();	/* the new fields before valid */
+	WRITE_ONCE(mem->state, URDMA_MEM_VALID);
+	return IB_WC_SUCCESS;
+}
+
+/* The 8 bytes an atomic operates on, at the responder. */
+static u64 *urdma_atomic_target(const struct urdma_peer *peer, u64 va, u32 rkey,
+				int access, u8 *status)
+{
+	struct urdma_sg sg;
+	u32 contig;
+
+	if (!IS_ALIGNED(va, 8)) {
+		*status = IB_WC_REM_INV_REQ_ERR;
+		return NULL;
+	}
+	if (!urdma_rkey_sg(peer, rkey, va, 8, access, &sg)) {
+		*status = IB_WC_REM_ACCESS_ERR;
+		return NULL;
+	}
+	/* Aligned 8 bytes never straddle a block. */
+	return urdma_sg_kva(&sg, 0, 8, &contig);
+}
+
+#if URDMA_HAVE_FLUSH_ATOMIC_WRITE
+/* FLUSH: once the key checks, every earlier write is visible (coherent memory). */
+static int urdma_flush(const struct urdma_peer *peer,
+		       const struct urdma_send_wqe *wqe)
+{
+	const struct urdma_wqe_flush *f = &wqe->flush;
+	int access = f->type == URDMA_FLUSH_PERSISTENT ?
+		     IB_ACCESS_FLUSH_PERSISTENT : IB_ACCESS_FLUSH_GLOBAL;
+	u64 len = f->level == URDMA_FLUSH_MR ? 0 : f->length;
+	struct urdma_sg sg;
+
+	if (f->type != URDMA_FLUSH_GLOBAL && f->type != URDMA_FLUSH_PERSISTENT)
+		return IB_WC_REM_INV_REQ_ERR;
+	if (!urdma_rkey_sg(peer, f->rkey, f->remote_addr, len, access, &sg))
+		return IB_WC_REM_ACCESS_ERR;
+	smp_mb();	/* earlier writes globally visible before completion */
+	return IB_WC_SUCCESS;
+}
+#else
+static int urdma_flush(const struct urdma_peer *peer,
+		       const struct urdma_send_wqe *wqe)
+{
+	return IB_WC_LOC_QP_OP_ERR;
+}
+#endif
+
+/*
+ * Execute the WQE in the scratch area.  @status is the requester's
+ * completion status for URDMA_EXEC_DONE; @byte_len its length.
+ */
+static enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
+					 struct urdma_qp *qp, u8 *status,
+					 u32 *byte_len)
+{
+	struct urdma_scratch *s = eng->scratch;
+	const struct urdma_send_wqe *wqe = &s->swqe.hdr;
+	struct urdma_dev *udev = to_udev(qp->ibqp.device);
+	struct urdma_peer peer;
+	struct urdma_sg rsg;
+	int nsrc, access, ret;
+	u64 len = 0, orig;
+	u64 *target;
+
+	*byte_len = 0;
+	if (!urdma_wqe_valid(qp, wqe)) {
+		urdma_count(eng, URDMA_CNT_BAD_WQES);
+		*status = IB_WC_LOC_QP_OP_ERR;
+		return URDMA_EXEC_DONE;
+	}
+
+	/* Local operations. */
+	switch (wqe->opcode) {
+	case URDMA_WQE_LOCAL_INV:
+		*status = urdma_invalidate(udev, urdma_qp_pdn(qp), wqe->ex) ?
+			  IB_WC_SUCCESS : IB_WC_LOC_QP_OP_ERR;
+		return URDMA_EXEC_DONE;
+	case URDMA_WQE_BIND_MW:
+		*status = urdma_bind_mw(qp, wqe);
+		return URDMA_EXEC_DONE;
+	case URDMA_WQE_REG_MR:
+		*status = urdma_reg_mr(qp, wqe);
+		return URDMA_EXEC_DONE;
+	}
+
+	/* The local side: what is sent, or where results land. */
+	access = (wqe->opcode == URDMA_WQE_RDMA_READ ||
+		  wqe->opcode == URDMA_WQE_ATOMIC_CMP_SWP ||
+		  wqe->opcode == URDMA_WQE_ATOMIC_FETCH_ADD) ?
+		 IB_ACCESS_LOCAL_WRITE : 0;
+	if (wqe->opcode == URDMA_WQE_ATOMIC_WRITE ||
+	    wqe->opcode == URDMA_WQE_FLUSH) {
+		nsrc = 0;
+	} else {
+		*status = urdma_wqe_gather(eng, qp, access, &nsrc, &len);
+		if (*status)
+			return URDMA_EXEC_DONE;
+	}
+	if ((qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) &&
+	    len > ib_mtu_enum_to_int(urdma_mtu_from_netdev(udev->ndev->mtu))) {
+		*status = IB_WC_LOC_LEN_ERR;
+		return URDMA_EXEC_DONE;
+	}
+
+	/* The remote side. */
+	ret = urdma_find_peer(qp, wqe, &peer);
+	if (ret == -EINVAL) {
+		urdma_count(eng, URDMA_CNT_BAD_WQES);
+		*status = IB_WC_LOC_QP_OP_ERR;
+		return URDMA_EXEC_DONE;
+	}
+	if (ret) {
+		if (qp->ibqp.qp_type != IB_QPT_RC) {
+			/* Unreliable: the message is simply lost. */
+			*status = IB_WC_SUCCESS;
+			*byte_len = len;
+			return URDMA_EXEC_DONE;
+		}
+		return URDMA_EXEC_NO_PEER;
+	}
+	if (peer.qp->ibqp.qp_type == IB_QPT_UD ||
+	    peer.qp->ibqp.qp_type == IB_QPT_GSI) {
+		u32 qkey = wqe->ud.remote_qkey;
+
+		if (qkey & BIT(31))
+			qkey = qp->attr.qkey;
+		if (qkey != READ_ONCE(peer.qp->attr.qkey)) {
+			*status = IB_WC_SUCCESS;	/* dropped */
+			*byte_len = len;
+			return URDMA_EXEC_DONE;
+		}
+	}
+	access = urdma_resp_qp_access(wqe->opcode);
+	if (access && !(READ_ONCE(peer.qp->attr.qp_access_flags) & access)) {
+		urdma_qp_set_error(peer.qp);
+		*status = IB_WC_REM_INV_REQ_ERR;
+		return URDMA_EXEC_DONE;
+	}
+
+	*byte_len = len;
+	switch (wqe->opcode) {
+	case URDMA_WQE_SEND_INV:
+		if (!urdma_invalidate(peer.dev, peer.pdn, wqe->ex)) {
+			urdma_qp_set_error(peer.qp);
+			*status = IB_WC_REM_INV_REQ_ERR;
+			return URDMA_EXEC_DONE;
+		}
+		fallthrough;
+	case URDMA_WQE_SEND:
+	case URDMA_WQE_SEND_IMM:
+		ret = urdma_deliver(eng, qp, &peer, wqe, s->src, nsrc, len);
+		break;
+	case URDMA_WQE_RDMA_WRITE:
+	case URDMA_WQE_RDMA_WRITE_IMM:
+		if (len && !urdma_rkey_sg(&peer, wqe->rdma.rkey,
+					  wqe->rdma.remote_addr, len,
+					  IB_ACCESS_REMOTE_WRITE, &rsg)) {
+			ret = IB_WC_REM_ACCESS_ERR;
+			break;
+		}
+		if (wqe->opcode == URDMA_WQE_RDMA_WRITE_IMM) {
+			/* Check for the receive WQE before touching memory. */
+			ret = urdma_deliver(eng, qp, &peer, wqe, NULL, 0, len);
+			if (ret)
+				break;
+		}
+		if (len)
+			urdma_copy(&rsg, 1, s->src, nsrc, len);
+		ret = IB_WC_SUCCESS;
+		break;
+	case URDMA_WQE_RDMA_READ:
+		if (len && !urdma_rkey_sg(&peer, wqe->rdma.rkey,
+					  wqe->rdma.remote_addr, len,
+					  IB_ACCESS_REMOTE_READ, &rsg)) {
+			ret = IB_WC_REM_ACCESS_ERR;
+			break;
+		}
+		if (len)
+			urdma_copy(s->src, nsrc, &rsg, 1, len);
+		ret = IB_WC_SUCCESS;
+		break;
+	case URDMA_WQE_ATOMIC_CMP_SWP:
+	case URDMA_WQE_ATOMIC_FETCH_ADD:
+		if (len < 8) {
+			ret = IB_WC_LOC_LEN_ERR;
+			break;
+		}
+		target = urdma_atomic_target(&peer, wqe->atomic.remote_addr,
+					     wqe->atomic.rkey,
+					     IB_ACCESS_REMOTE_ATOMIC, status);
+		if (!target) {
+			ret = *status;
+			break;
+		}
+		/* Atomic against the CPUs and every other engine thread. */
+		if (wqe->opcode == URDMA_WQE_ATOMIC_CMP_SWP)
+			orig = cmpxchg64(target, wqe->atomic.compare_add,
+					 wqe->atomic.swap);
+		else
+			orig = atomic64_fetch_add(wqe->atomic.compare_add,
+						  (atomic64_t *)target);
+		s->atomic_orig = orig;
+		rsg.kva = &s->atomic_orig;
+		rsg.mr = NULL;
+		rsg.len = 8;
+		urdma_copy(s->src, nsrc, &rsg, 1, 8);
+		*byte_len = 8;
+		ret = IB_WC_SUCCESS;
+		break;
+	case URDMA_WQE_ATOMIC_WRITE:
+		target = urdma_atomic_target(&peer, wqe->atomic.remote_addr,
+					     wqe->atomic.rkey,
+					     IB_ACCESS_REMOTE_WRITE, status);
+		if (!target) {
+			ret = *status;
+			break;
+		}
+		/* One 8-byte store, ordered after earlier writes. */
+		smp_store_release(target, wqe->atomic.compare_add);
+		*byte_len = 8;
+		ret = IB_WC_SUCCESS;
+		break;
+	case URDMA_WQE_FLUSH:
+		ret = urdma_flush(&peer, wqe);
+		break;
+	default:
+		ret = IB_WC_LOC_QP_OP_ERR;
+		break;
+	}
+	if (ret == -EAGAIN)
+		return URDMA_EXEC_RNR;
+	if (ret == IB_WC_REM_ACCESS_ERR || ret == IB_WC_REM_INV_REQ_ERR)
+		urdma_qp_set_error(peer.qp);
+	*status = ret;
+	return URDMA_EXEC_DONE;
+}
+
+/* ---- timers ----------------------------------------------------------------- */
+
+/* IBTA table 45: the RNR timer, in units of 10 us. */
+static const u16 urdma_rnr_10us[32] = {
+	65535, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
+	256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288,
+	16384, 24576, 32768, 49152,
+};
+
+/* Local ACK timeout: 4.096 us * 2^timeout; 0 means infinite (poll each ms). */
+static u64 urdma_ack_timeout_ns(u8 timeout)
+{
+	if (!timeout)
+		return NSEC_PER_MSEC;
+	return 4096ULL << min_t(u8, timeout, 31);
+}
+
+/* Wait before retrying the WQE at the head.  Return: false if retries are out. */
+static bool urdma_qp_wait(struct urdma_engine *eng, struct urdma_qp *qp,
+			  enum urdma_exec_result why, u8 rnr_timer)
+{
+	u64 ns;
+
+	if (!qp->tries_set) {
+		qp->rnr_left = qp->attr.rnr_retry;
+		qp->retry_left = qp->attr.retry_cnt;
+		qp->tries_set = true;
+	}
+	if (why == URDMA_EXEC_RNR) {
+		urdma_count(eng, URDMA_CNT_RNR_WAITS);
+		if (qp->rnr_left != 7) {	/* 7: retry forever */
+			if (!qp->rnr_left)
+				return false;
+			qp->rnr_left--;
+		}
+		ns = urdma_rnr_10us[rnr_timer & 31] * 10ULL * NSEC_PER_USEC;
+	} else {
+		urdma_count(eng, URDMA_CNT_RETRIES);
+		if (qp->attr.timeout) {
+			if (!qp->retry_left)
+				return false;
+			qp->retry_left--;
+		}
+		ns = urdma_ack_timeout_ns(qp->attr.timeout);
+	}
+	qp->wait_until = ktime_add_ns(ktime_get(), ns);
+	qp->waiting = true;
+	return true;
+}
+
+/* ---- a QP's turn in a pass -------------------------------------------------- */
+
+/* Retire the SQ's head WQE. */
+static void urdma_sq_retire(struct urdma_qp *qp)
+{
+	struct urdma_qp_db *db = qp->db.kva;
+
+	qp->sq_cons++;
+	qp->waiting = false;
+	qp->tries_set = false;
+	/* The WQE was copied: its slot may be reused. */
+	smp_store_release(&db->sq_cons, qp->sq_cons);
+}
+
+/* A producer index more than a ring ahead is garbage: the QP fails. */
+static bool urdma_sq_pending(struct urdma_qp *qp, u32 *avail)
+{
+	struct urdma_qp_db *db = qp->db.kva;
+	/* Pairs with the poster's release: WQEs before the index. */
+	u32 prod = smp_load_acquire(&db->sq_prod);
+
+	*avail = prod - qp->sq_cons;
+	if (*avail > qp->sq.nent) {
+		*avail = 0;
+		urdma_qp_set_error(qp);
+		urdma_qp_event(qp, IB_EVENT_QP_FATAL);
+		return false;
+	}
+	return *avail;
+}
+
+static int urdma_qp_send(struct urdma_engine *eng, struct urdma_qp *qp)
+{
+	struct urdma_scratch *s = eng->scratch;
+	const struct urdma_send_wqe *wqe = &s->swqe.hdr;
+	enum urdma_exec_result res;
+	int done = 0;
+	u32 avail, byte_len;
+	u8 status;
+
+	if (qp->waiting) {
+		if (ktime_before(ktime_get(), qp->wait_until)) {
+			if (ktime_before(qp->wait_until, eng->deadline))
+				eng->deadline = qp->wait_until;
+			return 0;
+		}
+	}
+
+	while (done < URDMA_QP_BUDGET && urdma_sq_pending(qp, &avail)) {
+		memcpy(s->swqe.raw, urdma_ring_entry(&qp->sq, qp->sq_cons),
+		       qp->sq.stride);
+		res = urdma_exec(eng, qp, &status, &byte_len);
+		if (res != URDMA_EXEC_DONE) {
+			u8 rnr_timer = 0;
+			struct urdma_peer peer;
+
+			if (res == URDMA_EXEC_RNR &&
+			    !urdma_find_peer(qp, wqe, &peer))
+				rnr_timer = READ_ONCE(peer.qp->attr.min_rnr_timer);
+			if (urdma_qp_wait(eng, qp, res, rnr_timer)) {
+				if (ktime_before(qp->wait_until, eng->deadline))
+					eng->deadline = qp->wait_until;
+				break;
+			}
+			status = res == URDMA_EXEC_RNR ?
+				 IB_WC_RNR_RETRY_EXC_ERR : IB_WC_RETRY_EXC_ERR;
+		}
+		urdma_count(eng, URDMA_CNT_WQES);
+		done++;
+		if (status != IB_WC_SUCCESS || (wqe->flags & URDMA_WQE_SIGNALED)) {
+			if (!urdma_complete_send(eng, qp, wqe->wr_id, wqe->opcode,
+						 byte_len, status))
+				status = IB_WC_GENERAL_ERR;
+		}
+		urdma_sq_retire(qp);
+		if (status != IB_WC_SUCCESS) {
+			urdma_qp_set_error(qp);
+			break;
+		}
+	}
+	return done;
+}
+
+/* ERROR: complete every posted WQE with WR_FLUSH_ERR (IBTA 10.3.1). */
+static int urdma_qp_flush(struct urdma_engine *eng, struct urdma_qp *qp)
+{
+	struct urdma_scratch *s = eng->scratch;
+	struct urdma_cqe cqe;
+	u32 max_sge, avail;
+	int done = 0;
+
+	qp->waiting = false;
+	while (done < URDMA_QP_BUDGET && urdma_sq_pending(qp, &avail)) {
+		/* Only the header: wr_id and opcode. */
+		memcpy(&s->swqe.hdr, urdma_ring_entry(&qp->sq, qp->sq_cons),
+		       sizeof(s->swqe.hdr));
+		urdma_complete_send(eng, qp, s->swqe.hdr.wr_id,
+				    s->swqe.hdr.opcode, 0, IB_WC_WR_FLUSH_ERR);
+		urdma_sq_retire(qp);
+		done++;
+	}
+	while (!qp->ibqp.srq && done < URDMA_QP_BUDGET &&
+	       !urdma_take_recv(eng, qp, &max_sge)) {
+		memset(&cqe, 0, sizeof(cqe));
+		cqe.wr_id = s->rwqe.hdr.wr_id;
+		cqe.opcode = URDMA_CQE_RECV;
+		cqe.status = IB_WC_WR_FLUSH_ERR;
+		cqe.qp_num = qp->ibqp.qp_num;
+		urdma_cq_push(eng, to_ucq(qp->ibqp.recv_cq), &cqe, false);
+		done++;
+	}
+	return done;
+}
+
+/**
+ * urdma_qp_run - a QP's turn in an engine pass
+ * @eng: the engine thread
+ * @qp: one of its QPs
+ *
+ * Return: how many WQEs it executed or flushed (0: nothing to do).
+ */
+int urdma_qp_run(struct urdma_engine *eng, struct urdma_qp *qp)
+{
+	switch (READ_ONCE(qp->attr.qp_state)) {
+	case IB_QPS_RTS:
+		return urdma_qp_send(eng, qp);
+	case IB_QPS_ERR:
+		return urdma_qp_flush(eng, qp);
+	default:
+		return 0;
+	}
+}
