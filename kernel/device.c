@@ -365,6 +365,10 @@ struct urdma_dev *urdma_dev_create(const char *name, struct net_device *ndev)
 	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid,
 			    ndev->dev_addr);
 	ib_set_device_ops(ibdev, &urdma_dev_ops);
+	/* Zero-WR posts are how user space kicks a sleeping engine. */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_SRQ_RECV);
 
 	ret = ib_device_set_netdev(ibdev, ndev, 1);
 	if (ret)

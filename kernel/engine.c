@@ -39,6 +39,11 @@ module_param(poll_us, uint, 0644);
 MODULE_PARM_DESC(poll_us,
 		 "microseconds an idle engine keeps polling before it sleeps (default 100)");
 
+static unsigned int poll_max_us = 2000;
+module_param(poll_max_us, uint, 0644);
+MODULE_PARM_DESC(poll_max_us,
+		 "upper bound of the adaptive polling window (default 2000)");
+
 static char *engine_cpus;
 module_param(engine_cpus, charp, 0444);
 MODULE_PARM_DESC(engine_cpus,
@@ -166,10 +171,16 @@ void urdma_engine_sync(void)
 
 /* ---- kicks ---------------------------------------------------------------- */
 
-/* Wake @eng; user space asked (a zero-WR post) or kernel posting found it asleep. */
+/*
+ * Wake @eng: user space asked (a zero-WR post) or kernel posting found it
+ * asleep.  The flag drops at once, so that posts racing with the wake-up do
+ * not kick again; the thread makes a full pass before it can set it again.
+ */
 void urdma_engine_kick(struct urdma_engine *eng)
 {
 	atomic64_inc(&eng->kicks);
+	WRITE_ONCE(eng->state->asleep, 0);
+	WRITE_ONCE(eng->kicked, true);
 	wake_up_process(eng->task);
 }
 
@@ -214,9 +225,29 @@ static int urdma_engine_pass(struct urdma_engine *eng)
 	return work;
 }
 
+/*
+ * Adapt the polling window to the traffic: a kick soon after falling
+ * asleep means the window was too short for this poster's rhythm (each
+ * such kick is a system call), so it doubles, up to poll_max_us; a long
+ * sleep halves it again, down to poll_us.
+ */
+static void urdma_engine_adapt(struct urdma_engine *eng, ktime_t slept_at)
+{
+	unsigned int lo = READ_ONCE(poll_us);
+	unsigned int hi = max(READ_ONCE(poll_max_us), lo);
+	s64 slept_us = ktime_us_delta(ktime_get(), slept_at);
+
+	if (READ_ONCE(eng->kicked) && slept_us < 8 * (s64)eng->window_us)
+		eng->window_us = min(eng->window_us * 2, hi);
+	else
+		eng->window_us = max(eng->window_us / 2, lo);
+	eng->window_us = clamp(eng->window_us, lo, hi);
+}
+
 /* Sleep until kicked or until the earliest QP timer. Return: work done. */
 static int urdma_engine_sleep(struct urdma_engine *eng)
 {
+	ktime_t slept_at;
 	int work;
 
 	set_current_state(TASK_INTERRUPTIBLE);
@@ -226,6 +257,8 @@ static int urdma_engine_sleep(struct urdma_engine *eng)
 	work = urdma_engine_pass(eng);
 	if (!work && !kthread_should_stop()) {
 		eng->cnt[URDMA_CNT_SLEEPS]++;
+		WRITE_ONCE(eng->kicked, false);
+		slept_at = ktime_get();
 		if (eng->deadline == KTIME_MAX) {
 			schedule();
 		} else {
@@ -234,6 +267,7 @@ static int urdma_engine_sleep(struct urdma_engine *eng)
 			schedule_hrtimeout_range(&t, 50 * NSEC_PER_USEC,
 						 HRTIMER_MODE_ABS);
 		}
+		urdma_engine_adapt(eng, slept_at);
 	}
 	__set_current_state(TASK_RUNNING);
 	WRITE_ONCE(eng->state->asleep, 0);
@@ -254,8 +288,7 @@ static int urdma_engine_thread(void *arg)
 		} else if (eng->deadline != KTIME_MAX &&
 			   ktime_before(eng->deadline, now)) {
 			/* A timer is due: the next pass handles it. */
-		} else if (ktime_us_delta(now, last_work) >=
-			   READ_ONCE(poll_us)) {
+		} else if (ktime_us_delta(now, last_work) >= eng->window_us) {
 			urdma_engine_sleep(eng);
 			last_work = ktime_get();
 		} else {
@@ -342,6 +375,7 @@ int urdma_engines_start(struct urdma_dev *udev)
 
 		eng->udev = udev;
 		eng->idx = i;
+		eng->window_us = poll_us;
 		eng->state = (struct urdma_engine_state *)
 			page_address(udev->state_page) + i;
 		spin_lock_init(&eng->lock);
@@ -361,7 +395,8 @@ int urdma_engines_start(struct urdma_dev *udev)
 			eng->task = NULL;
 			goto err;
 		}
-		kthread_bind_mask(eng->task, mask);
+		/* kthread_bind_mask() is not exported to modules. */
+		set_cpus_allowed_ptr(eng->task, mask);
 		udev->num_engines = i + 1;
 		mutex_lock(&urdma_engines_lock);
 		list_add_tail(&eng->node, &urdma_engines);

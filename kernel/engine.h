@@ -50,6 +50,8 @@ enum urdma_counter {
  *		pointers to QPs, CQs, SRQs, MRs and devices it looked up.
  * @pass_wq:	urdma_engine_sync() waits here for a pass to end.
  * @deadline:	the earliest RNR or retry timer seen in the last pass.
+ * @window_us:	the current polling window (adaptive, engine.c).
+ * @kicked:	a kick arrived since the thread last went to sleep.
  * @scratch:	the thread's copies of WQEs and its scatter lists.
  * @kicks:	URDMA_CNT_KICKS, counted by whoever kicks.
  * @cnt:	the other counters; written by the thread only.
@@ -65,6 +67,8 @@ struct urdma_engine {
 	unsigned long pass_seq;
 	wait_queue_head_t pass_wq;
 	ktime_t deadline;
+	unsigned int window_us;
+	bool kicked;
 	struct urdma_scratch *scratch;
 	atomic64_t kicks;
 	u64 cnt[URDMA_NUM_COUNTERS];

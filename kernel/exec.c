@@ -492,9 +492,10 @@ static void urdma_complete_recv(struct urdma_engine *eng, struct urdma_qp *qp,
 				struct urdma_cqe *cqe, bool solicited)
 {
 	cqe->qp_num = qp->ibqp.qp_num;
-	if (!urdma_cq_push(eng, to_ucq(qp->ibqp.recv_cq), cqe, solicited))
-		urdma_qp_set_error(qp);
+	/* In ERROR before the consumer can see why. */
 	if (cqe->status != IB_WC_SUCCESS)
+		urdma_qp_set_error(qp);
+	if (!urdma_cq_push(eng, to_ucq(qp->ibqp.recv_cq), cqe, solicited))
 		urdma_qp_set_error(qp);
 }
 
@@ -790,7 +791,8 @@ static u8 urdma_bind_mw(struct urdma_qp *qp, const struct urdma_send_wqe *wqe)
 	struct urdma_mem *mem, *mrmem;
 	struct urdma_mw *mw;
 	struct urdma_mr *mr;
-	int access = b->access;
+	/* Local rights and MW_BIND mean nothing for a window; ignore them. */
+	int access = b->access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_MW_BIND);
 
 	mem = xa_load(&udev->keys.xa, urdma_key_index(b->new_rkey));
 	if (!mem || mem->type != URDMA_MEM_MW || mem->pdn != pdn)
@@ -978,8 +980,8 @@ static enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 		}
 		return URDMA_EXEC_NO_PEER;
 	}
-	if (peer.qp->ibqp.qp_type == IB_QPT_UD ||
-	    peer.qp->ibqp.qp_type == IB_QPT_GSI) {
+	/* UD Q_Key check; QP1 takes the well-known IB_QP1_QKEY from anyone. */
+	if (peer.qp->ibqp.qp_type == IB_QPT_UD) {
 		u32 qkey = wqe->ud.remote_qkey;
 
 		if (qkey & BIT(31))
@@ -1018,15 +1020,16 @@ static enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 			ret = IB_WC_REM_ACCESS_ERR;
 			break;
 		}
-		if (wqe->opcode == URDMA_WQE_RDMA_WRITE_IMM) {
-			/* Check for the receive WQE before touching memory. */
-			ret = urdma_deliver(eng, qp, &peer, wqe, NULL, 0, len);
-			if (ret)
-				break;
-		}
 		if (len)
 			urdma_copy(&rsg, 1, s->src, nsrc, len);
+		/*
+		 * The immediate consumes a receive WQE after the data landed,
+		 * as the last packet of the message would; an RNR NAK makes
+		 * the retry write the same bytes again.
+		 */
 		ret = IB_WC_SUCCESS;
+		if (wqe->opcode == URDMA_WQE_RDMA_WRITE_IMM)
+			ret = urdma_deliver(eng, qp, &peer, wqe, NULL, 0, len);
 		break;
 	case URDMA_WQE_RDMA_READ:
 		if (len && !urdma_rkey_sg(&peer, wqe->rdma.rkey,
@@ -1214,16 +1217,19 @@ static int urdma_qp_send(struct urdma_engine *eng, struct urdma_qp *qp)
 		}
 		urdma_count(eng, URDMA_CNT_WQES);
 		done++;
-		if (status != IB_WC_SUCCESS || (wqe->flags & URDMA_WQE_SIGNALED)) {
-			if (!urdma_complete_send(eng, qp, wqe->wr_id, wqe->opcode,
-						 byte_len, status))
-				status = IB_WC_GENERAL_ERR;
+		/* In ERROR before the consumer can see why. */
+		if (status != IB_WC_SUCCESS)
+			urdma_qp_set_error(qp);
+		if ((status != IB_WC_SUCCESS ||
+		     (wqe->flags & URDMA_WQE_SIGNALED)) &&
+		    !urdma_complete_send(eng, qp, wqe->wr_id, wqe->opcode,
+					 byte_len, status)) {
+			urdma_qp_set_error(qp);
+			status = IB_WC_GENERAL_ERR;
 		}
 		urdma_sq_retire(qp);
-		if (status != IB_WC_SUCCESS) {
-			urdma_qp_set_error(qp);
+		if (status != IB_WC_SUCCESS)
 			break;
-		}
 	}
 	return done;
 }

@@ -337,6 +337,8 @@ static void urdma_qp_reset(struct urdma_qp *qp)
 	struct urdma_qp_db *db = qp->db.kva;
 
 	urdma_engine_sync();
+	/* A pass that was running may have moved it to ERROR meanwhile. */
+	WRITE_ONCE(qp->attr.qp_state, IB_QPS_RESET);
 	qp->sq_cons = 0;
 	qp->rq_cons = 0;
 	qp->waiting = false;
