@@ -458,8 +458,8 @@ int urdma_destroy_cq(struct ibv_cq *ibvcq)
  * store also orders it after the consumer index published by a previous
  * poll.  No lock: a thread may arm a CQ that another one is polling.
  *
- * TODO: the engine only sees the request on its next pass over the CQ;
- * the kick that wakes it comes with the engine.
+ * No kick: the engine reads arm when it writes a CQE, so a sleeping
+ * engine (which writes none) has nothing to notice until work wakes it.
  */
 int urdma_req_notify_cq(struct ibv_cq *ibvcq, int solicited_only)
 {

@@ -5,10 +5,8 @@
  * The SQ and RQ rings are user memory (see db.c) that the kernel pins; the
  * doorbell record holds the producer indices the provider writes and the
  * consumer indices the engine writes.  A QP with an SRQ has no RQ ring.
- *
- * Posting (post_send, post_recv and the ibv_wr_* API) comes with the
- * engine; until then libibverbs answers those verbs with EOPNOTSUPP.  The
- * per-queue state they need (ring, nent, stride, head, lock) is set up
+ * Posting (post_send, post_recv and the ibv_wr_* API) lives in post.c;
+ * the per-queue state it needs (ring, nent, stride, head, lock) is set up
  * here.
  */
 #include <errno.h>
@@ -19,7 +17,8 @@
 
 enum {
 	URDMA_QP_SUP_COMP_MASK = IBV_QP_INIT_ATTR_PD |
-				 IBV_QP_INIT_ATTR_CREATE_FLAGS,
+				 IBV_QP_INIT_ATTR_CREATE_FLAGS |
+				 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
 	/* Known to libibverbs, so EOPNOTSUPP rather than EINVAL. */
 	URDMA_QP_KNOWN_COMP_MASK = IBV_QP_INIT_ATTR_PD |
 				   IBV_QP_INIT_ATTR_XRCD |
@@ -79,6 +78,39 @@ static uint32_t urdma_send_stride(const struct ibv_qp_cap *cap)
 		     URDMA_WQE_BLOCK);
 }
 
+/*
+ * The ibv_wr_* builders this QP type can post (see post.c).  ATOMIC_WRITE
+ * and FLUSH also need a kernel whose RDMA core has them (6.2 on): the
+ * device's capabilities say whether its engine executes them.
+ */
+static int urdma_qp_check_send_ops(struct urdma_context *ctx,
+				   const struct ibv_qp_init_attr_ex *attr)
+{
+	uint64_t ops = attr->send_ops_flags;
+	struct ibv_device_attr_ex dev_attr = {};
+	uint64_t caps;
+	int err;
+
+	if (!check_comp_mask(ops, urdma_qp_send_ops(attr->qp_type)))
+		return EOPNOTSUPP;
+	if (!(ops & (IBV_QP_EX_WITH_ATOMIC_WRITE | IBV_QP_EX_WITH_FLUSH)))
+		return 0;
+
+	err = urdma_query_device_ex(&ctx->ibvctx.context, NULL, &dev_attr,
+				    sizeof(dev_attr));
+	if (err)
+		return err;
+	caps = dev_attr.device_cap_flags_ex;
+	if ((ops & IBV_QP_EX_WITH_ATOMIC_WRITE) &&
+	    !(caps & IB_UVERBS_DEVICE_ATOMIC_WRITE))
+		return EOPNOTSUPP;
+	if ((ops & IBV_QP_EX_WITH_FLUSH) &&
+	    !(caps & (IB_UVERBS_DEVICE_FLUSH_GLOBAL |
+		      IB_UVERBS_DEVICE_FLUSH_PERSISTENT)))
+		return EOPNOTSUPP;
+	return 0;
+}
+
 static int urdma_qp_check_attr(struct urdma_context *ctx,
 			       const struct ibv_qp_init_attr_ex *attr)
 {
@@ -86,10 +118,6 @@ static int urdma_qp_check_attr(struct urdma_context *ctx,
 
 	if (!check_comp_mask(attr->comp_mask, URDMA_QP_KNOWN_COMP_MASK))
 		return EINVAL;
-	/*
-	 * IBV_QP_INIT_ATTR_SEND_OPS_FLAGS (the ibv_wr_* API) comes with
-	 * the engine, along with post_send.
-	 */
 	if (!check_comp_mask(attr->comp_mask, URDMA_QP_SUP_COMP_MASK))
 		return EOPNOTSUPP;
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
@@ -105,6 +133,13 @@ static int urdma_qp_check_attr(struct urdma_context *ctx,
 		break;
 	default:
 		return EOPNOTSUPP;
+	}
+
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		int err = urdma_qp_check_send_ops(ctx, attr);
+
+		if (err)
+			return err;
 	}
 
 	if (cap->max_send_wr > ctx->max_qp_wr ||
@@ -189,11 +224,32 @@ static struct urdma_qp *urdma_qp_create(struct ibv_context *ibvctx,
 	if (err)
 		goto err_free_db;
 
-	qp->sq.max_sge = cap->max_send_sge;
-	qp->sq.max_inline = cap->max_inline_data;
-	qp->rq.max_sge = cap->max_recv_sge;
+	if (resp.engine >= ctx->num_engines) {
+		verbs_err(&ctx->ibvctx, "QP %u: bad engine %u\n",
+			  qp->vqp.qp.qp_num, resp.engine);
+		err = EPROTO;
+		goto err_destroy_qp;
+	}
+	qp->engine = resp.engine;
+	qp->sq_sig_all = attr->sq_sig_all;
+
+	/* Never more than the strides hold, whatever was reported. */
+	qp->sq.max_sge = min_t(uint32_t, cap->max_send_sge,
+			       (sq_stride - sizeof(struct urdma_send_wqe)) /
+			       URDMA_SGE_SIZE);
+	qp->sq.max_inline = min_t(uint32_t, cap->max_inline_data,
+				  sq_stride - sizeof(struct urdma_send_wqe));
+	qp->rq.max_sge = rq_nent ? min_t(uint32_t, cap->max_recv_sge,
+					 urdma_recv_stride_sge(rq_stride)) : 0;
+
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		urdma_qp_set_wr_ops(qp, attr->send_ops_flags);
+		qp->vqp.comp_mask |= VERBS_QP_EX;
+	}
 	return qp;
 
+err_destroy_qp:
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
 err_free_db:
 	urdma_free_db(ctx, qp->db);
 err_destroy_rq:

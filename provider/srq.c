@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * urdma provider: shared receive queues.  The ring holds receive WQEs in
- * the RQ format; post_srq_recv comes with the engine.
+ * the RQ format; post_srq_recv lives in post.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -58,7 +58,9 @@ struct ibv_srq *urdma_create_srq(struct ibv_pd *pd,
 		goto err_free_db;
 
 	srq->srqn = resp.srqn;
-	srq->rq.max_sge = attr->attr.max_sge;
+	/* Never more than the stride holds, whatever was reported. */
+	srq->rq.max_sge = min_t(uint32_t, attr->attr.max_sge,
+				urdma_recv_stride_sge(stride));
 	return &srq->vsrq.srq;
 
 err_free_db:

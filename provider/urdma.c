@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * urdma provider: device matching and context lifecycle.  The verbs live in
- * verbs.c (query, PD, MR, MW), cq.c, qp.c, srq.c and ah.c; verbs not listed
- * in urdma_ctx_ops are not implemented yet and libibverbs answers them with
- * EOPNOTSUPP.
+ * verbs.c (query, PD, MR, MW), cq.c, qp.c, srq.c, ah.c and post.c (the
+ * data path: post_send, post_recv, post_srq_recv, bind_mw and the ibv_wr_*
+ * API); verbs not listed in urdma_ctx_ops are not implemented and
+ * libibverbs answers them with EOPNOTSUPP.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "urdma.h"
@@ -22,10 +24,10 @@ static const struct verbs_match_ent urdma_table[] = {
 	{}
 };
 
-/* post_send, post_recv and post_srq_recv come with the engine. */
 static const struct verbs_context_ops urdma_ctx_ops = {
 	.alloc_mw = urdma_alloc_mw,
 	.alloc_pd = urdma_alloc_pd,
+	.bind_mw = urdma_bind_mw,
 	.create_ah = urdma_create_ah,
 	.create_cq = urdma_create_cq,
 	.create_cq_ex = urdma_create_cq_ex,
@@ -43,6 +45,9 @@ static const struct verbs_context_ops urdma_ctx_ops = {
 	.modify_qp = urdma_modify_qp,
 	.modify_srq = urdma_modify_srq,
 	.poll_cq = urdma_poll_cq,
+	.post_recv = urdma_post_recv,
+	.post_send = urdma_post_send,
+	.post_srq_recv = urdma_post_srq_recv,
 	.query_device_ex = urdma_query_device_ex,
 	.query_port = urdma_query_port,
 	.query_qp = urdma_query_qp,
@@ -75,6 +80,36 @@ static int urdma_ctx_set_limits(struct urdma_context *ctx,
 	ctx->max_cqe = resp->max_cqe;
 	ctx->max_srq_wr = resp->max_srq_wr;
 	ctx->page_shift = resp->page_shift;
+
+	/* A kernel without the engine state page leaves this 0. */
+	if (!resp->num_engines || resp->num_engines > URDMA_MAX_ENGINES) {
+		verbs_err(&ctx->ibvctx, "bad num_engines %u\n",
+			  resp->num_engines);
+		return EPROTO;
+	}
+	ctx->num_engines = resp->num_engines;
+	return 0;
+}
+
+/*
+ * Map the engine state page read-only: posting reads the asleep flag of
+ * the QP's engine to decide whether to kick (doorbell elision).
+ */
+static int urdma_map_engine_state(struct urdma_context *ctx, int cmd_fd,
+				  uint64_t offset)
+{
+	void *page;
+
+	page = mmap(NULL, URDMA_ENGINE_PAGE_SIZE, PROT_READ, MAP_SHARED,
+		    cmd_fd, offset);
+	if (page == MAP_FAILED) {
+		int err = errno;
+
+		verbs_err(&ctx->ibvctx,
+			  "mapping the engine state page failed: %d\n", err);
+		return err;
+	}
+	ctx->engine_state = page;
 	return 0;
 }
 
@@ -103,6 +138,10 @@ static struct verbs_context *urdma_alloc_context(struct ibv_device *ibdev,
 	if (err)
 		goto err_free_ctx;
 
+	err = urdma_map_engine_state(ctx, cmd_fd, resp.engine_mmap_offset);
+	if (err)
+		goto err_free_ctx;
+
 	urdma_db_init(ctx);
 	verbs_set_ops(&ctx->ibvctx, &urdma_ctx_ops);
 	return &ctx->ibvctx;
@@ -118,6 +157,7 @@ static void urdma_free_context(struct ibv_context *ibvctx)
 {
 	struct urdma_context *ctx = to_urdma_ctx(ibvctx);
 
+	munmap(ctx->engine_state, URDMA_ENGINE_PAGE_SIZE);
 	/* Closes the command fd: the kernel unpins what the objects held. */
 	verbs_uninit_context(&ctx->ibvctx);
 	urdma_db_cleanup(ctx);

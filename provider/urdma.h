@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,7 +24,8 @@ struct urdma_device {
 
 /*
  * Limits the kernel enforces on user queues, from
- * struct urdma_alloc_ucontext_resp.  Read-only after alloc_context.
+ * struct urdma_alloc_ucontext_resp, and the engine state page (mapped
+ * read-only, num_engines entries).  Read-only after alloc_context.
  * db_pages (the doorbell-record pages, see db.c) is protected by db_mutex.
  */
 struct urdma_context {
@@ -36,6 +38,8 @@ struct urdma_context {
 	uint32_t max_srq_wr;
 	uint32_t page_shift;		/* ring and doorbell alignment */
 	size_t page_size;		/* 1 << page_shift, at least a CPU page */
+	uint32_t num_engines;		/* entries of engine_state */
+	struct urdma_engine_state *engine_state; /* PROT_READ mapping */
 
 	pthread_mutex_t db_mutex;
 	struct list_head db_pages;	/* struct urdma_db_page */
@@ -69,7 +73,10 @@ struct urdma_cq {
 /*
  * A work queue (SQ, RQ, SRQ): nent WQEs of stride bytes.  head counts the
  * WQEs posted (free-running, mirrored into the doorbell record's producer
- * index); lock serializes the posting verbs.
+ * index).  lock serializes the posting verbs: it protects head, the ring
+ * slots from head on and the producer index of the doorbell record.
+ * max_sge and max_inline are what the stride holds (never more, whatever
+ * the kernel reported), so a WQE never leaves its slot.
  */
 struct urdma_wq {
 	struct urdma_buf ring;
@@ -81,12 +88,27 @@ struct urdma_wq {
 	pthread_spinlock_t lock;
 };
 
-/* A QP.  rq is unused (no ring) when the QP has an SRQ. */
+/*
+ * A QP.  rq is unused (no ring) when the QP has an SRQ.  engine is the
+ * engine thread serving the QP (an index into ctx->engine_state).
+ *
+ * The ibv_wr_* state (wr_head, wr_cur, wr_err) belongs to the thread
+ * between wr_start and wr_complete/wr_abort, which holds sq.lock
+ * throughout: wr_head is the SQ head including the WQEs built so far,
+ * wr_cur the last one built (the one the wr_set_* setters fill), wr_err
+ * the first error, which makes wr_complete discard the batch.
+ */
 struct urdma_qp {
 	struct verbs_qp vqp;
 	struct urdma_wq sq;
 	struct urdma_wq rq;
 	struct urdma_qp_db *db;
+	uint32_t engine;
+	bool sq_sig_all;
+
+	uint32_t wr_head;
+	struct urdma_send_wqe *wr_cur;
+	int wr_err;
 };
 
 struct urdma_srq {
@@ -131,6 +153,11 @@ static inline struct urdma_qp *to_urdma_qp(struct ibv_qp *ibvqp)
 	return container_of(ibvqp, struct urdma_qp, vqp.qp);
 }
 
+static inline struct urdma_qp *qp_ex_to_urdma_qp(struct ibv_qp_ex *ibvqp)
+{
+	return container_of(ibvqp, struct urdma_qp, vqp.qp_ex);
+}
+
 static inline struct urdma_srq *to_urdma_srq(struct ibv_srq *ibvsrq)
 {
 	return container_of(ibvsrq, struct urdma_srq, vsrq.srq);
@@ -168,6 +195,19 @@ static inline uint32_t urdma_recv_stride(uint32_t max_sge)
 		     URDMA_WQE_BLOCK);
 }
 
+/* The SGEs a receive WQE of stride bytes holds. */
+static inline uint32_t urdma_recv_stride_sge(uint32_t stride)
+{
+	return (stride - sizeof(struct urdma_recv_wqe)) / URDMA_SGE_SIZE;
+}
+
+/* Entry idx (free-running) of a work queue's ring. */
+static inline void *urdma_wq_entry(struct urdma_wq *wq, uint32_t idx)
+{
+	return (uint8_t *)wq->ring.buf +
+	       (size_t)(idx & (wq->nent - 1)) * wq->stride;
+}
+
 /* qp.c */
 int urdma_wq_init(struct urdma_context *ctx, struct urdma_wq *wq,
 		  uint32_t nent, uint32_t stride);
@@ -181,6 +221,18 @@ int urdma_modify_qp(struct ibv_qp *ibvqp, struct ibv_qp_attr *attr,
 int urdma_query_qp(struct ibv_qp *ibvqp, struct ibv_qp_attr *attr,
 		   int attr_mask, struct ibv_qp_init_attr *init_attr);
 int urdma_destroy_qp(struct ibv_qp *ibvqp);
+
+/* post.c */
+int urdma_post_send(struct ibv_qp *ibvqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr);
+int urdma_post_recv(struct ibv_qp *ibvqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr);
+int urdma_post_srq_recv(struct ibv_srq *ibvsrq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad_wr);
+int urdma_bind_mw(struct ibv_qp *ibvqp, struct ibv_mw *mw,
+		  struct ibv_mw_bind *mw_bind);
+uint64_t urdma_qp_send_ops(enum ibv_qp_type type);
+void urdma_qp_set_wr_ops(struct urdma_qp *qp, uint64_t send_ops_flags);
 
 /* srq.c */
 struct ibv_srq *urdma_create_srq(struct ibv_pd *pd,
