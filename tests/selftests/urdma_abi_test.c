@@ -57,7 +57,7 @@
 
 /* Core response sizes (resp_size in the core's method table). */
 #define CTX_CORE	sizeof(struct ib_uverbs_get_context_resp)	/* 8 */
-#define CTX_DRV		sizeof(struct urdma_alloc_ucontext_resp)	/* 32 */
+#define CTX_DRV		sizeof(struct urdma_alloc_ucontext_resp)	/* 48 */
 #define PD_CORE		sizeof(struct ib_uverbs_alloc_pd_resp)		/* 4 */
 #define PD_DRV		sizeof(struct urdma_alloc_pd_resp)		/* 8 */
 /* offsetofend(ib_uverbs_ex_query_device_resp, response_length) */
@@ -3682,7 +3682,7 @@ TEST_F(q, qp_create_rc_uc_ud)
 		EXPECT_GE(0xffffff, qp[i].qpn);
 		EXPECT_QP_CAPS(&qp[i], &r);
 		EXPECT_EQ(0, qp[i].drv.comp_mask);
-		EXPECT_EQ(0, qp[i].drv.reserved_20);
+		EXPECT_GT(URDMA_MAX_ENGINES, qp[i].drv.engine);
 		EXPECT_EQ(QPS_RESET, qp_state(self->e.fd, qp[i].handle));
 	}
 	ASSERT_NE(qp[0].qpn, qp[1].qpn);
@@ -3748,7 +3748,7 @@ TEST_F(q, qp_create_ex)
 		EXPECT_EQ(8, core.base.max_recv_wr);
 		EXPECT_LT(1, core.base.qpn);
 		EXPECT_EQ(0, drv.comp_mask);
-		EXPECT_EQ(0, drv.reserved_20);
+		EXPECT_GT(URDMA_MAX_ENGINES, drv.engine);
 		EXPECT_TRUE(all_bytes(resp + QPX_CORE + QP_DRV,
 				      self->m.pg - QPX_CORE - QP_DRV, GUARD));
 		ASSERT_RET(0, destroy_qp(self->e.fd, core.base.qp_handle));

@@ -361,6 +361,27 @@ inline DeviceUsage device_usage(const std::string &dev = device_name())
 	return prev;
 }
 
+/*
+ * The port's statistics as `rdma -j statistic show link DEV/PORT` prints
+ * them: one flat JSON object per port, hw counters as decimal numbers,
+ *   [{"ifindex":3,"ifname":"urdma0","port":1,"kicks":12,"wqes":10000,...}]
+ * Read one with json_uint(obj, "kicks").  Empty if the tool printed no
+ * object for the port; @raw (if given) receives what it printed.
+ */
+inline std::string link_statistics(const std::string &dev = device_name(),
+				   int port = 1, std::string *raw = nullptr)
+{
+	std::string out = command_output("rdma -j statistic show link " + dev +
+					 "/" + std::to_string(port) + " 2>&1");
+	if (raw)
+		*raw = out;
+	for (const std::string &o : json_objects(out))
+		if (json_value(o, "ifname") == dev &&
+		    json_uint(o, "port") == port)
+			return o;
+	return "";
+}
+
 // Pages pinned with FOLL_PIN system-wide (pin_user_pages, which
 // ib_umem_get uses), from /proc/vmstat; -1 without the counters.
 inline long pins_outstanding()

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// Data-path conformance at scale: four threads posting concurrently on
+// their own QP pairs and CQs with integrity checks, 1,024 QPs with
+// traffic on every one, and the doorbell: sustained posting needs at most
+// one kick (syscall) per 100 posts, read from the device's hw counters.
+#include "datapath.hpp"
+#include "traffic.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace urdma::test;
+
+namespace {
+
+class DataScale : public DataTest {};
+
+/*
+ * Four threads, each with its own RC pair, CQs, buffers and random
+ * stream (seed + thread index), run checked WRITE/READ/SEND traffic at
+ * the same time on one context and PD.
+ */
+TEST_F(DataScale, FourThreadsPostConcurrentlyOnTheirOwnQps)
+{
+	constexpr int kThreads = 4;
+	constexpr size_t kLen = 1u << 20;
+	const int ops = on_debug_kernel() ? 40 : 150;
+	const uint64_t seed = test_seed();
+	announce_seed(seed);
+
+	struct Worker {
+		Buffer local{ kLen }, remote{ kLen };
+		Mr lmr, rmr;
+		QpPair pair;
+		std::string error;
+		int done = 0;
+	};
+	std::vector<std::unique_ptr<Worker>> ws;
+	const uint32_t sge = std::min(4, path_.dev.max_sge);
+	for (int i = 0; i < kThreads; i++) {
+		auto w = std::make_unique<Worker>();
+		ASSERT_TRUE(w->local && w->remote);
+		w->lmr.reset(ibv_reg_mr(pd_.get(), w->local.data(), kLen,
+					kRemoteAccess));
+		w->rmr.reset(ibv_reg_mr(pd_.get(), w->remote.data(), kLen,
+					kRemoteAccess));
+		ASSERT_TRUE(w->lmr && w->rmr) << strerror(errno);
+		QpPairOptions o;
+		o.cap = qp_cap(16, 16, sge, sge);
+		ASSERT_NO_FATAL_FAILURE(make_pair(&w->pair, o));
+		ws.push_back(std::move(w));
+	}
+
+	std::atomic<int> ready{ 0 };
+	std::vector<std::thread> threads;
+	for (int i = 0; i < kThreads; i++) {
+		threads.emplace_back([&, i] {
+			Worker &w = *ws[i];
+			std::mt19937_64 rng(seed + i);
+			Traffic t(w.pair, w.local.data(), w.lmr->lkey,
+				  w.remote.data(), w.rmr->lkey, w.rmr->rkey,
+				  kLen);
+			t.init(rng);
+			ready++;
+			while (ready.load() < kThreads)
+				sched_yield();
+			for (int n = 0; n < ops; n++) {
+				Xfer x = t.random_xfer(rng, 64 * 1024, sge);
+				::testing::AssertionResult r =
+					t.run(x, uint64_t(n) + 1, rng);
+				if (!r) {
+					w.error = r.message();
+					return;
+				}
+				w.done++;
+			}
+			::testing::AssertionResult r = t.verify_all();
+			if (!r)
+				w.error = r.message();
+		});
+	}
+	for (std::thread &t : threads)
+		t.join();
+	for (int i = 0; i < kThreads; i++) {
+		SCOPED_TRACE("thread " + std::to_string(i));
+		EXPECT_EQ(ws[i]->error, "");
+		EXPECT_EQ(ws[i]->done, ops);
+		expect_state(ws[i]->pair.a(), IBV_QPS_RTS, "a");
+	}
+}
+
+/*
+ * 1,024 QPs (512 RC pairs) on two shared CQs.  Every QP receives one
+ * SEND and sends one; every a also WRITEs into its own slot.  Each
+ * receive completion names the right QP and WR, each slot holds its own
+ * pattern.
+ */
+TEST_F(DataScale, ThousandQpsCarryTraffic)
+{
+	constexpr int kPairs = 512;
+	constexpr uint32_t kSlot = 64;
+	if (attr_.max_qp < 2 * kPairs + 8)
+		GTEST_SKIP() << "the device allows " << attr_.max_qp
+			     << " QPs, fewer than " << 2 * kPairs + 8;
+	const int cqe = std::min(4 * kPairs, attr_.max_cqe);
+	if (cqe < 3 * kPairs)
+		GTEST_SKIP() << "max_cqe " << attr_.max_cqe << " is below "
+			     << 3 * kPairs;
+	Cq cqa(ibv_create_cq(ctx_.get(), cqe, nullptr, nullptr, 0));
+	Cq cqb(ibv_create_cq(ctx_.get(), cqe, nullptr, nullptr, 0));
+	ASSERT_TRUE(cqa && cqb) << strerror(errno);
+	Region src = region(3 * kPairs * kSlot), abuf = region(kPairs * kSlot),
+	       bbuf = region(kPairs * kSlot), wbuf = region(kPairs * kSlot);
+	ASSERT_TRUE(src && abuf && bbuf && wbuf) << strerror(errno);
+	fill_pattern(src.data(), src.size(), 31);
+
+	std::vector<std::unique_ptr<QpPair>> pairs;
+	std::map<uint32_t, int> a_index, b_index;
+	QpPairOptions o;
+	o.cq_a = cqa.get();
+	o.cq_b = cqb.get();
+	o.cap = qp_cap(4, 4, 1, 1);
+	for (int i = 0; i < kPairs; i++) {
+		auto p = std::make_unique<QpPair>();
+		ASSERT_NO_FATAL_FAILURE(make_pair(p.get(), o))
+			<< "pair " << i << " (QP " << 2 * i << ")";
+		a_index[p->a()->qp_num] = i;
+		b_index[p->b()->qp_num] = i;
+		pairs.push_back(std::move(p));
+	}
+	EXPECT_EQ(a_index.size() + b_index.size(), size_t(2 * kPairs))
+		<< "QP numbers repeat";
+
+	for (int i = 0; i < kPairs; i++) {
+		const QpPair &p = *pairs[i];
+		ASSERT_EQ(post_recv(p.a(), i, { abuf.sge(i * kSlot, kSlot) }), 0);
+		ASSERT_EQ(post_recv(p.b(), i, { bbuf.sge(i * kSlot, kSlot) }), 0);
+	}
+	for (int i = 0; i < kPairs; i++) {
+		const QpPair &p = *pairs[i];
+		const size_t s = 3 * i * kSlot;
+		ASSERT_EQ(p.post_a({ send_wr(i, IBV_WR_SEND,
+					     { src.sge(s, kSlot) }),
+				     rdma_wr(kPairs + i, IBV_WR_RDMA_WRITE,
+					     { src.sge(s + kSlot, kSlot) },
+					     wbuf.addr(i * kSlot),
+					     wbuf.rkey()) }), 0);
+		ASSERT_EQ(p.post_b({ send_wr(i, IBV_WR_SEND,
+					     { src.sge(s + 2 * kSlot,
+						       kSlot) }) }), 0);
+	}
+
+	// cqa: 2 sends and 1 receive per pair; cqb: 1 send, 1 receive.
+	std::vector<ibv_wc> wa = poll_cq(cqa.get(), 3 * kPairs, 4 * timeout_ms());
+	std::vector<ibv_wc> wb = poll_cq(cqb.get(), 2 * kPairs, 4 * timeout_ms());
+	ASSERT_EQ(wa.size(), size_t(3 * kPairs));
+	ASSERT_EQ(wb.size(), size_t(2 * kPairs));
+	std::vector<int> a_sends(kPairs), a_recvs(kPairs), b_sends(kPairs),
+		b_recvs(kPairs);
+	int bad = 0;
+	for (const ibv_wc &wc : wa) {
+		auto it = a_index.find(wc.qp_num);
+		if (wc.status != IBV_WC_SUCCESS || it == a_index.end()) {
+			if (bad++ < 5) {
+				ADD_FAILURE() << "a: " << wc_str(wc);
+			}
+			continue;
+		}
+		const int i = it->second;
+		if (wc.opcode == IBV_WC_RECV) {
+			a_recvs[i]++;
+			EXPECT_EQ(wc.wr_id, uint64_t(i));
+			EXPECT_EQ(wc.byte_len, kSlot);
+		} else {
+			a_sends[i]++;
+			EXPECT_TRUE(wc.wr_id == uint64_t(i) ||
+				    wc.wr_id == uint64_t(kPairs + i))
+				<< wc_str(wc);
+		}
+	}
+	for (const ibv_wc &wc : wb) {
+		auto it = b_index.find(wc.qp_num);
+		if (wc.status != IBV_WC_SUCCESS || it == b_index.end()) {
+			if (bad++ < 5) {
+				ADD_FAILURE() << "b: " << wc_str(wc);
+			}
+			continue;
+		}
+		const int i = it->second;
+		EXPECT_EQ(wc.wr_id, uint64_t(i)) << wc_str(wc);
+		if (wc.opcode == IBV_WC_RECV) {
+			b_recvs[i]++;
+			EXPECT_EQ(wc.byte_len, kSlot);
+		} else {
+			b_sends[i]++;
+		}
+	}
+	EXPECT_EQ(bad, 0);
+	for (int i = 0; i < kPairs; i++) {
+		SCOPED_TRACE("pair " + std::to_string(i));
+		ASSERT_EQ(a_sends[i], 2);
+		ASSERT_EQ(a_recvs[i], 1);
+		ASSERT_EQ(b_sends[i], 1);
+		ASSERT_EQ(b_recvs[i], 1);
+		const size_t s = 3 * i * kSlot;
+		ASSERT_EQ(first_diff(bbuf.data() + i * kSlot, src.data() + s,
+				     kSlot), -1);
+		ASSERT_EQ(first_diff(wbuf.data() + i * kSlot,
+				     src.data() + s + kSlot, kSlot), -1);
+		ASSERT_EQ(first_diff(abuf.data() + i * kSlot,
+				     src.data() + s + 2 * kSlot, kSlot), -1);
+	}
+	EXPECT_TRUE(poll_quiet(cqa.get(), 50).empty());
+	EXPECT_TRUE(poll_quiet(cqb.get(), 50).empty());
+}
+
+/*
+ * Doorbell elision: 10,000 RDMA WRITEs, each its own ibv_post_send call,
+ * posted in bursts that keep up to 128 in flight, completions polled as
+ * they come.  The device's `kicks` counter may grow by at most one per
+ * 100 posts; `wqes` by at least 10,000.  The counters are urdma's (hw
+ * counters in `rdma statistic show link DEV/1`); other devices skip.
+ */
+TEST_F(DataScale, SustainedPostingKicksAtMostOncePer100Posts)
+{
+	std::string raw;
+	const std::string before = link_statistics(device_name(), 1, &raw);
+	if (before.empty() || json_uint(before, "kicks") < 0 ||
+	    json_uint(before, "wqes") < 0)
+		GTEST_SKIP() << "`rdma statistic show link " << device_name()
+			     << "/1` has no kicks/wqes hw counters: "
+			     << raw.substr(0, 300);
+	constexpr int kPosts = 10000;
+	constexpr int kDepth = 128;
+	QpPairOptions o;
+	o.cap = qp_cap(256, 4, 1, 1);
+	o.cqe = 512;
+	QpPair p;
+	ASSERT_NO_FATAL_FAILURE(make_pair(&p, o));
+	Region src = region(64 * 64), dst = region(64 * 64);
+	ASSERT_TRUE(src && dst);
+	fill_pattern(src.data(), src.size(), 41);
+
+	const std::string b = link_statistics();
+	const long long k0 = json_uint(b, "kicks"), w0 = json_uint(b, "wqes");
+	const long long p0 = json_uint(b, "polls"), s0 = json_uint(b, "sleeps");
+	int posted = 0, completed = 0;
+	ibv_wc wc[32];
+	const int64_t end = now_ms() + 30 * timeout_ms();
+	while (completed < kPosts && now_ms() < end) {
+		while (posted < kPosts && posted - completed < kDepth) {
+			const int slot = posted % 64;
+			ASSERT_EQ(post_send_verbs(
+					  p.a(),
+					  { rdma_wr(posted, IBV_WR_RDMA_WRITE,
+						    { src.sge(slot * 64, 64) },
+						    dst.addr(slot * 64),
+						    dst.rkey()) }),
+				  0);
+			posted++;
+		}
+		int n = ibv_poll_cq(p.cq_a(), 32, wc);
+		ASSERT_GE(n, 0);
+		for (int i = 0; i < n; i++) {
+			ASSERT_EQ(wc[i].status, IBV_WC_SUCCESS)
+				<< wc_str(wc[i]);
+			ASSERT_EQ(wc[i].wr_id, uint64_t(completed));
+			completed++;
+		}
+	}
+	ASSERT_EQ(completed, kPosts) << "timed out";
+	const std::string a = link_statistics();
+	const long long kicks = json_uint(a, "kicks") - k0;
+	const long long wqes = json_uint(a, "wqes") - w0;
+	printf("[ COUNTERS ] %d posts: kicks %lld wqes %lld polls %lld "
+	       "sleeps %lld\n", kPosts, kicks, wqes,
+	       json_uint(a, "polls") - p0, json_uint(a, "sleeps") - s0);
+	RecordProperty("kicks", std::to_string(kicks));
+	EXPECT_LE(kicks, kPosts / 100)
+		<< "more than one kick per 100 posts";
+	EXPECT_GE(wqes, kPosts) << "the engine counted fewer WQEs than posted";
+	EXPECT_EQ(first_diff(dst.data(), src.data(), 64 * 64), -1);
+}
+
+} // namespace
