@@ -55,7 +55,7 @@ help:
 	@echo '                       test guests run it in their overlay)'
 	@echo '  make install-module  only the kernel module (+ depmod)'
 	@echo '  make install-userland only rdma-core 56.1 with liburdma'
-	@echo '  make demo            install deps, build, boot a guest, show urdma0'
+	@echo '  make demo            install deps, build, boot a guest, show urdma0, move data'
 	@echo '  make check           every test lane; ends with "N passed, N failed"'
 	@echo '  make checkpatch      checkpatch.pl --strict on the kernel sources'
 	@echo '  make sparse          sparse (C=1) build against 6.12'

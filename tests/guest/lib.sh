@@ -58,6 +58,94 @@ wait_for() {
 	return 1
 }
 
+# gid_v4 [DEV [PORT]]: prints the lowest index of DEV's RoCE v2 GID that holds
+# an IPv4 address (::ffff:a.b.c.d), the one the tools' -g/-x need on a RoCEv2
+# device.  Fails if there is none (yet: the core fills the table from the
+# netdev's addresses asynchronously; see wait_gid_v4).  Builtins only.
+gid_v4() {
+	local dir=/sys/class/infiniband/${1:-$DEV}/ports/${2:-1} i=0 gid type
+	[ -d "$dir/gids" ] || return 1
+	while [ -e "$dir/gids/$i" ]; do
+		if read -r gid <"$dir/gids/$i" 2>/dev/null &&
+			[[ $gid == 0000:0000:0000:0000:0000:ffff:* ]] &&
+			read -r type <"$dir/gid_attrs/types/$i" 2>/dev/null &&
+			[ "$type" = "RoCE v2" ]; then
+			echo "$i"
+			return 0
+		fi
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# wait_gid_v4 [DEV]: waits up to 10 s for that GID; sets GIDIDX.
+wait_gid_v4() {
+	GIDIDX=
+	wait_for 10 gid_v4 "$@" && GIDIDX=$(gid_v4 "$@")
+	[ -n "$GIDIDX" ]
+}
+
+# tcp_listening PORT: something listens on TCP PORT (IPv4 or IPv6).
+tcp_listening() {
+	local hex f _sl addr _rem st _rest
+	printf -v hex '%04X' "$1"
+	for f in /proc/net/tcp /proc/net/tcp6; do
+		[ -r "$f" ] || continue
+		while read -r _sl addr _rem st _rest; do
+			[ "$st" = 0A ] && [ "${addr##*:}" = "$hex" ] && return 0
+		done <"$f"
+	done
+	return 1
+}
+
+# run_pair LOG PORT CMD...: a client/server pair in this guest.  Starts
+# "CMD" (the server) in the background, waits until it listens on TCP PORT,
+# then runs "CMD 127.0.0.1" (the client) and waits for the server.  CMD
+# should carry its own timeout: "${TMO[@]}" CMD...  Output goes to
+# LOG.server and LOG.client; sets PAIR_SRC and PAIR_CRC to the exit statuses
+# (PAIR_CRC is "-" if the server never listened; the server is then killed).
+# Safe under set -e.
+# shellcheck disable=SC2034 # used by the tests that source this file
+TMO=(timeout -k 5 60)
+run_pair() {
+	local log=$1 port=$2 spid
+	shift 2
+	PAIR_SRC=0 PAIR_CRC=0
+	"$@" >"$log.server" 2>&1 &
+	spid=$!
+	if pair_wait_server "$spid" "$port"; then
+		"$@" 127.0.0.1 >"$log.client" 2>&1 || PAIR_CRC=$?
+		# A client that failed early leaves the server waiting for it.
+		if [ "$PAIR_CRC" != 0 ] && ! wait_for 5 pair_server_gone "$spid"; then
+			kill "$spid" 2>/dev/null || true
+		fi
+	else
+		PAIR_CRC=-
+		echo "(the server did not listen on port $port)" >"$log.client"
+		kill "$spid" 2>/dev/null || true
+	fi
+	wait "$spid" || PAIR_SRC=$?
+}
+# pair_wait_server PID PORT: up to 30 s; gives up at once if PID ended.
+pair_wait_server() {
+	local t=300
+	while [ $t -gt 0 ]; do
+		tcp_listening "$2" && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.1
+		t=$((t - 1))
+	done
+	return 1
+}
+pair_server_gone() { ! kill -0 "$1" 2>/dev/null; }
+
+# pair_diag LOG: the pair's exit statuses and both outputs, for tap_fail.
+pair_diag() {
+	echo "server exit $PAIR_SRC, client exit $PAIR_CRC"
+	sed 's/^/server: /' "$1.server" 2>/dev/null | tail -n 15
+	sed 's/^/client: /' "$1.client" 2>/dev/null | tail -n 15
+}
+
 has_ibdev() { [ -e "/sys/class/infiniband/$1" ]; }
 no_ibdev() { [ ! -e "/sys/class/infiniband/$1" ]; }
 

@@ -9,7 +9,7 @@ TOP=$(cd "$HERE/../.." && pwd)
 RESULTS=${URDMA_RESULTS:-$TOP/build/results/guest-${URDMA_KERNEL:-unknown}}
 mkdir -p "$RESULTS"
 
-ALL=(verbs abi tools rdmacore link cycles)
+ALL=(verbs abi tools pingpong perftest rdmacore link cycles)
 TESTS=("${@:-${ALL[@]}}")
 rc=0
 
@@ -34,7 +34,7 @@ for t in "${TESTS[@]}"; do
 	elif [ "$t" = abi ]; then
 		run_abi || rc=1
 	else
-		TAP_PREFIX=$t "$HERE/t_$t.sh" || rc=1
+		TAP_PREFIX=$t URDMA_RESULTS=$RESULTS "$HERE/t_$t.sh" || rc=1
 	fi
 done
 exit $rc
