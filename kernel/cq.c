@@ -144,6 +144,40 @@ static int urdma_cq_move_cqes(struct urdma_cq *cq, struct urdma_ring *new,
 	return n;
 }
 
+/*
+ * Before resizing, give the engine a moment (at most half a second) to
+ * retire the send WQEs already posted to QPs that complete on @cq, so that
+ * the CQEs they produce are counted against the new size rather than
+ * overrunning it afterwards.  Hardware is that fast; the engine may lag.
+ */
+static void urdma_cq_settle(struct urdma_dev *udev, struct urdma_cq *cq)
+{
+	unsigned long deadline = jiffies + HZ / 2;
+	struct urdma_qp *qp;
+	unsigned long idx;
+	bool busy;
+
+	do {
+		busy = false;
+		/* A QP seen under the lock is not freed yet (destroy erases first). */
+		xa_lock_irq(&udev->qps);
+		xa_for_each(&udev->qps, idx, qp) {
+			struct urdma_qp_db *db = qp->db.kva;
+
+			if (qp->ibqp.send_cq != &cq->ibcq ||
+			    READ_ONCE(qp->attr.qp_state) != IB_QPS_RTS)
+				continue;
+			if (READ_ONCE(db->sq_prod) != READ_ONCE(db->sq_cons)) {
+				busy = true;
+				break;
+			}
+		}
+		xa_unlock_irq(&udev->qps);
+		if (busy)
+			usleep_range(100, 200);
+	} while (busy && time_before(jiffies, deadline));
+}
+
 int urdma_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
 	struct urdma_ucontext *uctx = urdma_udata_uctx(udata);
@@ -174,6 +208,7 @@ int urdma_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	}
 	if (ret)
 		return ret;
+	urdma_cq_settle(to_udev(ibcq->device), cq);
 
 	/*
 	 * Both rings are in the context's range tree through nodes embedded

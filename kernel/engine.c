@@ -79,8 +79,13 @@ static DEFINE_XARRAY_FLAGS(urdma_devtab, XA_FLAGS_ALLOC1);
 
 int urdma_devtab_add(struct urdma_dev *udev)
 {
-	return xa_alloc(&urdma_devtab, &udev->id, udev, xa_limit_32b,
-			GFP_KERNEL);
+	static u32 next;
+	int ret;
+
+	/* Cyclic: an AV holding a deleted device's id must not reach a new one. */
+	ret = xa_alloc_cyclic(&urdma_devtab, &udev->id, udev, xa_limit_32b,
+			      &next, GFP_KERNEL);
+	return ret < 0 ? ret : 0;
 }
 
 void urdma_devtab_del(struct urdma_dev *udev)
@@ -304,11 +309,8 @@ static int urdma_engine_thread(void *arg)
 /* Give @qp to an engine thread; from here on its doorbells are polled. */
 void urdma_engine_attach(struct urdma_qp *qp)
 {
-	struct urdma_dev *udev = to_udev(qp->ibqp.device);
-	struct urdma_engine *eng;
+	struct urdma_engine *eng = qp->eng;
 
-	eng = &udev->engines[qp->ibqp.qp_num % udev->num_engines];
-	qp->eng = eng;
 	spin_lock(&eng->lock);
 	list_add_tail_rcu(&qp->eng_node, &eng->qps);
 	spin_unlock(&eng->lock);

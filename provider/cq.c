@@ -45,19 +45,26 @@ enum {
 	URDMA_CQ_SUP_FLAGS = IBV_CREATE_CQ_ATTR_SINGLE_THREADED,
 };
 
-/* The CQE at the consumer index, or NULL if the engine has not filled it. */
-static inline struct urdma_cqe *urdma_cq_peek(struct urdma_cq *cq)
+/* Is the CQE at free-running index idx filled? */
+static inline struct urdma_cqe *urdma_cq_valid_at(struct urdma_cq *cq,
+						  uint32_t idx)
 {
-	struct urdma_cqe *cqe = &cq->cqes[cq->cons & (cq->nent - 1)];
+	struct urdma_cqe *cqe = &cq->cqes[idx & (cq->nent - 1)];
 	uint8_t owner;
 
 	/* Pairs with the engine's release store of owner. */
 	owner = atomic_load_explicit((_Atomic(uint8_t) *)&cqe->owner,
 				     memory_order_acquire);
-	/* Valid when owner & 1 == ((cons / nent) & 1) ^ 1. */
-	if ((owner & 1) == !!(cq->cons & cq->nent))
+	/* Valid when owner & 1 == ((idx / nent) & 1) ^ 1. */
+	if ((owner & 1) == !!(idx & cq->nent))
 		return NULL;
 	return cqe;
+}
+
+/* The CQE at the consumer index, or NULL if the engine has not filled it. */
+static inline struct urdma_cqe *urdma_cq_peek(struct urdma_cq *cq)
+{
+	return urdma_cq_valid_at(cq, cq->cons);
 }
 
 /* Hand the slots before cq->cons back to the engine. */
@@ -65,6 +72,44 @@ static inline void urdma_cq_publish(struct urdma_cq *cq)
 {
 	atomic_store_explicit((_Atomic(uint32_t) *)&cq->db->cons, cq->cons,
 			      memory_order_release);
+}
+
+/*
+ * Drop the CQEs of QP qpn that nobody consumed yet, as mlx5 does when a QP
+ * goes back to RESET or is destroyed: stale completions (flushes above
+ * all) must not surface after the QP was restarted.  The kernel has
+ * stopped producing CQEs for the QP by then.  The other QPs' CQEs move up
+ * towards the producer end, keeping their order, and the consumer index
+ * skips the freed slots; the engine only ever writes past the last valid
+ * CQE, so the two never meet.  A moved CQE lands on a slot that held a
+ * valid CQE of the same pass, so its owner bit is already right.
+ */
+void urdma_cq_clean(struct urdma_cq *cq, uint32_t qpn)
+{
+	uint32_t n = 0, k, nfreed = 0;
+
+	pthread_spin_lock(&cq->lock);
+	while (n < cq->nent && urdma_cq_valid_at(cq, cq->cons + n))
+		n++;
+	for (k = n; k-- > 0;) {
+		struct urdma_cqe *cqe = &cq->cqes[(cq->cons + k) &
+						  (cq->nent - 1)];
+
+		if (cqe->qp_num == qpn) {
+			nfreed++;
+		} else if (nfreed) {
+			struct urdma_cqe *dst =
+				&cq->cqes[(cq->cons + k + nfreed) &
+					  (cq->nent - 1)];
+
+			memcpy(dst, cqe, offsetof(struct urdma_cqe, owner));
+		}
+	}
+	if (nfreed) {
+		cq->cons += nfreed;
+		urdma_cq_publish(cq);
+	}
+	pthread_spin_unlock(&cq->lock);
 }
 
 /* imm_data (big endian) or the invalidated rkey, as the engine wrote it. */

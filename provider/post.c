@@ -531,7 +531,7 @@ int urdma_post_srq_recv(struct ibv_srq *ibvsrq, struct ibv_recv_wr *wr,
 {
 	struct urdma_srq *srq = to_urdma_srq(ibvsrq);
 	bool posted;
-	int err, kerr;
+	int err;
 
 	err = urdma_post_recv_wq(&srq->rq, &srq->db->prod, &srq->db->cons, wr,
 				 bad_wr, &posted);

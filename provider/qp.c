@@ -288,9 +288,19 @@ struct ibv_qp *urdma_create_qp_ex(struct ibv_context *ibvctx,
 	return qp ? &qp->vqp.qp : NULL;
 }
 
+/* The QP's completions nobody polled are stale once it restarts or goes. */
+static void urdma_qp_clean_cqs(struct urdma_qp *qp)
+{
+	struct ibv_qp *ibvqp = &qp->vqp.qp;
+
+	urdma_cq_clean(to_urdma_cq(ibvqp->send_cq), ibvqp->qp_num);
+	if (ibvqp->recv_cq != ibvqp->send_cq)
+		urdma_cq_clean(to_urdma_cq(ibvqp->recv_cq), ibvqp->qp_num);
+}
+
 /*
  * Moving to RESET zeroes the engine's indices and the doorbell record;
- * the provider starts over too.
+ * the provider starts over too, without the QP's unpolled completions.
  */
 int urdma_modify_qp(struct ibv_qp *ibvqp, struct ibv_qp_attr *attr,
 		    int attr_mask)
@@ -304,6 +314,7 @@ int urdma_modify_qp(struct ibv_qp *ibvqp, struct ibv_qp_attr *attr,
 		return err;
 
 	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+		urdma_qp_clean_cqs(qp);
 		urdma_wq_reset(&qp->sq);
 		urdma_wq_reset(&qp->rq);
 	}
@@ -329,6 +340,7 @@ int urdma_destroy_qp(struct ibv_qp *ibvqp)
 	if (err)
 		return err;
 
+	urdma_qp_clean_cqs(qp);
 	urdma_free_db(ctx, qp->db);
 	urdma_wq_destroy(&qp->rq);
 	urdma_wq_destroy(&qp->sq);

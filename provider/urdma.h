@@ -178,6 +178,7 @@ int urdma_alloc_buf(struct urdma_context *ctx, struct urdma_buf *buf,
 void urdma_free_buf(struct urdma_buf *buf);
 
 /* cq.c */
+void urdma_cq_clean(struct urdma_cq *cq, uint32_t qpn);
 struct ibv_cq *urdma_create_cq(struct ibv_context *ibvctx, int cqe,
 			       struct ibv_comp_channel *channel,
 			       int comp_vector);

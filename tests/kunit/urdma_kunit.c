@@ -5,9 +5,11 @@
  * EXPORT_SYMBOL_IF_KUNIT.
  */
 #include <kunit/test.h>
+#include <linux/delay.h>
 #include <linux/module.h>
 #include <linux/scatterlist.h>
 #include <net/net_namespace.h>
+#include <rdma/ib_cache.h>
 
 #include "urdma.h"
 #include "../uapi/rdma/urdma-abi.h"
@@ -95,8 +97,8 @@ static void urdma_test_device_attr(struct kunit *test)
 	/* Nothing uninitialised survives (the 0xa5 poison is gone). */
 	KUNIT_EXPECT_EQ(test, attr.sys_image_guid, 0);
 	KUNIT_EXPECT_EQ(test, attr.vendor_id, 0x7572);
-	/* Not claimed until implemented. */
-	KUNIT_EXPECT_EQ(test, attr.atomic_cap, IB_ATOMIC_NONE);
+	/* The engine's atomics are CPU atomics: global. */
+	KUNIT_EXPECT_EQ(test, attr.atomic_cap, IB_ATOMIC_GLOB);
 }
 
 /* ---- MTT from synthetic sg tables ------------------------------------ */
@@ -321,6 +323,11 @@ struct urdma_dev_fixture {
 	struct urdma_dev *udev;
 };
 
+static void urdma_dev_test_unregister(void *udev)
+{
+	ib_unregister_device(&((struct urdma_dev *)udev)->ibdev);
+}
+
 static int urdma_dev_test_init(struct kunit *test)
 {
 	struct urdma_dev_fixture *fx;
@@ -339,15 +346,14 @@ static int urdma_dev_test_init(struct kunit *test)
 		fx->udev = NULL;
 	}
 	KUNIT_ASSERT_EQ(test, ret, 0);
-	return 0;
-}
-
-static void urdma_dev_test_exit(struct kunit *test)
-{
-	struct urdma_dev_fixture *fx = test->priv;
-
-	if (fx && fx->udev)
-		ib_unregister_device(&fx->udev->ibdev);
+	/*
+	 * Unregister as a deferred action, not in .exit: KUnit runs .exit
+	 * before the actions, and a case's objects (QPs, CQs, PDs released by
+	 * actions it adds later) must go before their device.  Actions run in
+	 * reverse order, so this one runs last.
+	 */
+	return kunit_add_action_or_reset(test, urdma_dev_test_unregister,
+					 fx->udev);
 }
 
 static void urdma_test_dev_query(struct kunit *test)
@@ -907,6 +913,821 @@ static void urdma_test_dev_qpn(struct kunit *test)
 	urdma_test_qp_destroy(&a);
 }
 
+/* ---- RC traffic between two kernel QPs on the KUnit device ------------ */
+
+/*
+ * Two RC QPs on the fixture's device, connected to each other through the
+ * core's ib_modify_qp, each with its own PD, send CQ, receive CQ and a
+ * kmalloc'd buffer.  The device uses virtual DMA, so a buffer's DMA address
+ * is its kernel address and the PD's DMA MR (local_dma_lkey; with
+ * IB_PD_UNSAFE_GLOBAL_RKEY also the rkey) covers it.  Everything is
+ * released by KUnit actions, before the device.
+ */
+#define URDMA_RC_BUF		(4 * PAGE_SIZE)
+#define URDMA_RC_WAIT_MS	2000
+#define URDMA_RC_FILL		0xee	/* bytes nobody may write */
+#define URDMA_RC_QP_ACCESS	(IB_ACCESS_LOCAL_WRITE | \
+				 IB_ACCESS_REMOTE_READ | \
+				 IB_ACCESS_REMOTE_WRITE)
+
+struct urdma_rc_side {
+	struct ib_pd *pd;
+	struct ib_cq *scq;
+	struct ib_cq *rcq;
+	struct ib_qp *qp;
+	u8 *buf;
+	u64 dma;
+	u32 lkey;
+	u32 rkey;
+};
+
+struct urdma_rc_pair {
+	struct urdma_rc_side s[2];	/* s[0] requests, s[1] responds */
+	/* The cases' work requests and completions, off the stack. */
+	struct ib_rdma_wr rdma[3];
+	struct ib_send_wr send[4];
+	struct ib_recv_wr recv[4];
+	struct ib_sge sge[5];
+	struct ib_sge rsge[5];
+	struct ib_wc wc[4];
+};
+
+static void urdma_rc_side_release(void *arg)
+{
+	struct urdma_rc_side *side = arg;
+
+	if (side->qp)
+		ib_destroy_qp(side->qp);
+	if (side->rcq)
+		ib_free_cq(side->rcq);
+	if (side->scq)
+		ib_free_cq(side->scq);
+	if (side->dma)
+		ib_dma_unmap_single(side->pd->device, side->dma, URDMA_RC_BUF,
+				    DMA_BIDIRECTIONAL);
+	if (side->pd)
+		ib_dealloc_pd(side->pd);
+	kfree(side->buf);
+}
+
+static void urdma_rc_side_create(struct kunit *test, struct urdma_rc_side *side)
+{
+	struct urdma_dev_fixture *fx = test->priv;
+	struct ib_device *ibdev = &fx->udev->ibdev;
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = {
+			.max_send_wr = 16, .max_recv_wr = 16,
+			.max_send_sge = 4, .max_recv_sge = 4,
+			.max_inline_data = 64,
+		},
+	};
+	struct ib_qp *qp;
+	u64 dma;
+
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							urdma_rc_side_release,
+							side), 0);
+	side->pd = ib_alloc_pd(ibdev, IB_PD_UNSAFE_GLOBAL_RKEY);
+	if (IS_ERR(side->pd)) {
+		side->pd = NULL;
+		KUNIT_FAIL_AND_ABORT(test, "ib_alloc_pd failed");
+	}
+	side->lkey = side->pd->local_dma_lkey;
+	side->rkey = side->pd->unsafe_global_rkey;
+
+	side->buf = kmalloc(URDMA_RC_BUF, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, side->buf);
+	memset(side->buf, URDMA_RC_FILL, URDMA_RC_BUF);
+	dma = ib_dma_map_single(ibdev, side->buf, URDMA_RC_BUF,
+				DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_FALSE(test, ib_dma_mapping_error(ibdev, dma));
+	side->dma = dma;
+	/* Virtual DMA: the engine reaches the buffer at its kernel address. */
+	KUNIT_ASSERT_EQ(test, dma, (u64)(uintptr_t)side->buf);
+
+	side->scq = ib_alloc_cq(ibdev, NULL, 32, 0, IB_POLL_DIRECT);
+	if (IS_ERR(side->scq)) {
+		side->scq = NULL;
+		KUNIT_FAIL_AND_ABORT(test, "send CQ");
+	}
+	side->rcq = ib_alloc_cq(ibdev, NULL, 32, 0, IB_POLL_DIRECT);
+	if (IS_ERR(side->rcq)) {
+		side->rcq = NULL;
+		KUNIT_FAIL_AND_ABORT(test, "receive CQ");
+	}
+	init.send_cq = side->scq;
+	init.recv_cq = side->rcq;
+	qp = ib_create_qp(side->pd, &init);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(qp), "ib_create_qp: %d",
+			       PTR_ERR_OR_ZERO(qp));
+	side->qp = qp;
+}
+
+/* The device's GID 0; the core fills the GID table after registration. */
+static const struct ib_gid_attr *urdma_rc_gid(struct ib_device *ibdev)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(URDMA_RC_WAIT_MS);
+	const struct ib_gid_attr *attr;
+
+	for (;;) {
+		attr = rdma_get_gid_attr(ibdev, 1, 0);
+		if (!IS_ERR(attr) || time_after(jiffies, end))
+			return attr;
+		msleep(20);
+	}
+}
+
+/* RESET -> INIT -> RTR -> RTS, connected to @dest_qpn at @gid. */
+static int urdma_rc_connect(struct ib_qp *qp, u32 dest_qpn,
+			    const struct ib_gid_attr *gid, u32 rq_psn,
+			    u32 sq_psn)
+{
+	struct urdma_dev *udev = to_udev(qp->device);
+	union ib_gid dgid = gid->gid;
+	struct ib_qp_attr attr = {};
+	int ret;
+
+	attr.qp_state = IB_QPS_INIT;
+	attr.pkey_index = 0;
+	attr.port_num = 1;
+	attr.qp_access_flags = URDMA_RC_QP_ACCESS;
+	ret = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+
+	/*
+	 * Kernel callers hand the core a resolved address vector: it fills
+	 * in the source GID's attribute from sgid_index but resolves no dmac.
+	 */
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTR;
+	attr.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&attr.ah_attr, 1);
+	rdma_ah_set_grh(&attr.ah_attr, &dgid, 0, gid->index, 64, 0);
+	ether_addr_copy(attr.ah_attr.roce.dmac, udev->ndev->dev_addr);
+	attr.path_mtu = IB_MTU_1024;
+	attr.dest_qp_num = dest_qpn;
+	attr.rq_psn = rq_psn;
+	attr.max_dest_rd_atomic = 4;
+	attr.min_rnr_timer = 1;		/* 10 us */
+	ret = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_AV |
+			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTS;
+	attr.timeout = 14;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.sq_psn = sq_psn;
+	attr.max_rd_atomic = 4;
+	return ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
+			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+			    IB_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* The shared fixture of the RC cases: two connected QPs, both in RTS. */
+static struct urdma_rc_pair *urdma_rc_pair_create(struct kunit *test)
+{
+	struct urdma_dev_fixture *fx = test->priv;
+	const struct ib_gid_attr *gid;
+	struct urdma_rc_pair *p;
+	struct urdma_qp *uqp;
+	int ret;
+
+	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	urdma_rc_side_create(test, &p->s[0]);
+	urdma_rc_side_create(test, &p->s[1]);
+
+	gid = urdma_rc_gid(&fx->udev->ibdev);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(gid), "no GID 0: %d",
+			       PTR_ERR_OR_ZERO(gid));
+	KUNIT_EXPECT_EQ(test, gid->gid_type, IB_GID_TYPE_ROCE_UDP_ENCAP);
+	ret = urdma_rc_connect(p->s[0].qp, p->s[1].qp->qp_num, gid, 0x100,
+			       0x200);
+	if (!ret)
+		ret = urdma_rc_connect(p->s[1].qp, p->s[0].qp->qp_num, gid,
+				       0x200, 0x100);
+	rdma_put_gid_attr(gid);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "connecting the QPs");
+
+	/* The destination is this device: the engine takes the local path. */
+	uqp = to_uqp(p->s[0].qp);
+	KUNIT_ASSERT_TRUE(test, uqp->av_valid);
+	KUNIT_EXPECT_EQ(test, uqp->av.peer, fx->udev->id);
+	return p;
+}
+
+/* Fill @len bytes with a pattern that differs by @seed and by position. */
+static void urdma_rc_pattern(u8 *p, size_t len, u8 seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (u8)(i * 13 + (i >> 8) + seed) ?: 1;
+}
+
+/* The first offset where @a and @b differ, -1 if none. */
+static long urdma_rc_diff(const u8 *a, const u8 *b, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (a[i] != b[i])
+			return i;
+	return -1;
+}
+
+/* On failure the value shown is the offset of the first difference. */
+#define URDMA_RC_EXPECT_SAME(test, a, b, len)				\
+	KUNIT_EXPECT_EQ_MSG(test, urdma_rc_diff(a, b, len), -1L,		\
+			    "%s and %s differ (of %zu bytes)", #a, #b,	\
+			    (size_t)(len))
+
+/* Bytes nobody may have written still hold URDMA_RC_FILL. */
+#define URDMA_RC_EXPECT_UNTOUCHED(test, p, len)				\
+	KUNIT_EXPECT_NULL_MSG(test, memchr_inv(p, URDMA_RC_FILL, len),	\
+			      "%s was written (%zu bytes)", #p,		\
+			      (size_t)(len))
+
+static struct ib_sge urdma_rc_sge(const struct urdma_rc_side *side, u32 off,
+				  u32 len)
+{
+	return (struct ib_sge){
+		.addr = side->dma + off, .length = len, .lkey = side->lkey,
+	};
+}
+
+/*
+ * Poll @cq until @n completions have arrived or URDMA_RC_WAIT_MS passed,
+ * so that an engine that loses work fails the case instead of hanging it.
+ * Return: the number polled.
+ */
+static int urdma_rc_poll(struct ib_cq *cq, struct ib_wc *wc, int n)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(URDMA_RC_WAIT_MS);
+	int got = 0, ret;
+
+	while (got < n) {
+		ret = ib_poll_cq(cq, n - got, wc + got);
+		if (ret < 0)
+			break;
+		got += ret;
+		if (got == n || time_after(jiffies, end))
+			break;
+		usleep_range(50, 200);
+	}
+	return got;
+}
+
+/* Nothing more is (or, after @ms, was) there. */
+static void urdma_rc_expect_empty(struct kunit *test, struct ib_cq *cq,
+				  unsigned int ms, const char *what)
+{
+	struct ib_wc wc = {};
+
+	if (ms)
+		msleep(ms);
+	KUNIT_EXPECT_EQ_MSG(test, ib_poll_cq(cq, 1, &wc), 0,
+			    "unexpected completion on %s (wr_id %llu status %d)",
+			    what, wc.wr_id, wc.status);
+}
+
+/* The QP's state, -1 if it cannot be queried. */
+static int urdma_rc_state(struct ib_qp *qp)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+
+	if (ib_query_qp(qp, &attr, IB_QP_STATE, &init))
+		return -1;
+	return attr.qp_state;
+}
+
+static void urdma_rc_expect_wc(struct kunit *test, const struct ib_wc *wc,
+			       u64 wr_id, enum ib_wc_opcode opcode,
+			       const struct ib_qp *qp)
+{
+	KUNIT_EXPECT_EQ(test, wc->wr_id, wr_id);
+	KUNIT_EXPECT_EQ_MSG(test, wc->status, IB_WC_SUCCESS, "wr_id %llu: %s",
+			    wc->wr_id, ib_wc_status_msg(wc->status));
+	KUNIT_EXPECT_EQ(test, wc->opcode, opcode);
+	KUNIT_EXPECT_PTR_EQ(test, wc->qp, qp);
+}
+
+static void urdma_test_rc_write(struct kunit *test)
+{
+	struct urdma_rc_pair *p = urdma_rc_pair_create(test);
+	struct urdma_rc_side *a = &p->s[0], *b = &p->s[1];
+	struct ib_recv_wr *rwr = &p->recv[0];
+	const struct ib_recv_wr *bad_rwr;
+	const struct ib_send_wr *bad_wr;
+	struct ib_rdma_wr *wr = p->rdma;
+	struct ib_sge *sge = p->sge;
+	struct ib_wc *wc = p->wc;
+
+	urdma_rc_pattern(a->buf, URDMA_RC_BUF, 1);
+
+	/*
+	 * An unsignaled two-SGE write across a page boundary of the target,
+	 * then a signaled one: its completion means both are done (in order).
+	 */
+	sge[0] = urdma_rc_sge(a, 0, 1000);
+	sge[1] = urdma_rc_sge(a, 1000, 4000);
+	wr[0].wr.wr_id = 1;
+	wr[0].wr.opcode = IB_WR_RDMA_WRITE;
+	wr[0].wr.sg_list = &sge[0];
+	wr[0].wr.num_sge = 2;
+	wr[0].wr.next = &wr[1].wr;
+	wr[0].remote_addr = b->dma + 300;
+	wr[0].rkey = b->rkey;
+	sge[2] = urdma_rc_sge(a, 3 * PAGE_SIZE + 8, 64);
+	wr[1].wr.wr_id = 2;
+	wr[1].wr.opcode = IB_WR_RDMA_WRITE;
+	wr[1].wr.send_flags = IB_SEND_SIGNALED;
+	wr[1].wr.sg_list = &sge[2];
+	wr[1].wr.num_sge = 1;
+	wr[1].remote_addr = b->dma + 6000;
+	wr[1].rkey = b->rkey;
+	KUNIT_ASSERT_EQ(test, ib_post_send(a->qp, &wr[0].wr, &bad_wr), 0);
+
+	KUNIT_ASSERT_EQ(test, urdma_rc_poll(a->scq, wc, 1), 1);
+	urdma_rc_expect_wc(test, &wc[0], 2, IB_WC_RDMA_WRITE, a->qp);
+	urdma_rc_expect_empty(test, a->scq, 0, "A's send CQ");
+	URDMA_RC_EXPECT_UNTOUCHED(test, b->buf, 300);
+	URDMA_RC_EXPECT_SAME(test, b->buf + 300, a->buf, 5000);
+	URDMA_RC_EXPECT_UNTOUCHED(test, b->buf + 5300, 700);
+	URDMA_RC_EXPECT_SAME(test, b->buf + 6000, a->buf + 3 * PAGE_SIZE + 8,
+			     64);
+	URDMA_RC_EXPECT_UNTOUCHED(test, b->buf + 6064, URDMA_RC_BUF - 6064);
+	/* A write consumes no receive WQE and completes nothing there. */
+	urdma_rc_expect_empty(test, b->rcq, 0, "B's receive CQ");
+
+	/*
+	 * RDMA WRITE with immediate: the data lands at the remote address,
+	 * a receive WQE is consumed for the immediate (its SGE untouched),
+	 * and the data is in place when its completion is seen.
+	 */
+	p->rsge[0] = urdma_rc_sge(b, 3 * PAGE_SIZE, 256);
+	rwr->wr_id = 77;
+	rwr->sg_list = &p->rsge[0];
+	rwr->num_sge = 1;
+	KUNIT_ASSERT_EQ(test, ib_post_recv(b->qp, rwr, &bad_rwr), 0);
+	sge[3] = urdma_rc_sge(a, 100, 2500);
+	wr[2].wr.wr_id = 3;
+	wr[2].wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
+	wr[2].wr.send_flags = IB_SEND_SIGNALED;
+	wr[2].wr.ex.imm_data = cpu_to_be32(0x12345678);
+	wr[2].wr.sg_list = &sge[3];
+	wr[2].wr.num_sge = 1;
+	wr[2].remote_addr = b->dma + 2 * PAGE_SIZE - 100;
+	wr[2].rkey = b->rkey;
+	KUNIT_ASSERT_EQ(test, ib_post_send(a->qp, &wr[2].wr, &bad_wr), 0);
+
+	KUNIT_ASSERT_EQ(test, urdma_rc_poll(b->rcq, wc, 1), 1);
+	URDMA_RC_EXPECT_SAME(test, b->buf + 2 * PAGE_SIZE - 100, a->buf + 100,
+			     2500);
+	urdma_rc_expect_wc(test, &wc[0], 77, IB_WC_RECV_RDMA_WITH_IMM, b->qp);
+	KUNIT_EXPECT_EQ(test, wc[0].byte_len, 2500);
+	KUNIT_EXPECT_TRUE(test, wc[0].wc_flags & IB_WC_WITH_IMM);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(wc[0].ex.imm_data), 0x12345678);
+	URDMA_RC_EXPECT_UNTOUCHED(test, b->buf + 3 * PAGE_SIZE, 256);
+
+	KUNIT_ASSERT_EQ(test, urdma_rc_poll(a->scq, wc, 1), 1);
+	urdma_rc_expect_wc(test, &wc[0], 3, IB_WC_RDMA_WRITE, a->qp);
+	urdma_rc_expect_empty(test, b->rcq, 0, "B's receive CQ");
+	urdma_rc_expect_empty(test, a->rcq, 0, "A's receive CQ");
+	KUNIT_EXPECT_EQ(test, urdma_rc_state(a->qp), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(test, urdma_rc_state(b->qp), IB_QPS_RTS);
+}
+
+/*
+ * A 1 MiB RDMA WRITE with immediate: when the responder sees the receive
+ * completion, every byte of the write is in place.  The completion is
+ * polled without sleeping, so a completion written before the data is
+ * caught while the copy is still running.
+ */
+static void urdma_test_rc_write_imm_big(struct kunit *test)
+{
+	struct urdma_rc_pair *p = urdma_rc_pair_create(test);
+	struct urdma_rc_side *a = &p->s[0], *b = &p->s[1];
+	unsigned long end = jiffies + msecs_to_jiffies(URDMA_RC_WAIT_MS);
+	const struct ib_recv_wr *bad_rwr;
+	const struct ib_send_wr *bad_wr;
+	struct ib_recv_wr rwr = {};
+	struct ib_rdma_wr wr = {};
+	struct ib_sge sge;
+	struct ib_wc wc;
+	u8 *src, *dst;
+	int n = 0;
+
+	src = kunit_kmalloc(test, SZ_1M, GFP_KERNEL);
+	dst = kunit_kmalloc(test, SZ_1M, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	urdma_rc_pattern(src, SZ_1M, 31);
+	memset(dst, URDMA_RC_FILL, SZ_1M);
+
+	rwr.wr_id = 5;
+	KUNIT_ASSERT_EQ(test, ib_post_recv(b->qp, &rwr, &bad_rwr), 0);
+	/* Virtual DMA (checked by the fixture): kernel addresses. */
+	sge.addr = (u64)(uintptr_t)src;
+	sge.length = SZ_1M;
+	sge.lkey = a->lkey;
+	wr.wr.wr_id = 6;
+	wr.wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.wr.ex.imm_data = cpu_to_be32(0xfeedbeef);
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.remote_addr = (u64)(uintptr_t)dst;
+	wr.rkey = b->rkey;
+	KUNIT_ASSERT_EQ(test, ib_post_send(a->qp, &wr.wr, &bad_wr), 0);
+
+	while (!n && time_before(jiffies, end)) {
+		n = ib_poll_cq(b->rcq, 1, &wc);
+		cond_resched();
+	}
+	KUNIT_ASSERT_EQ(test, n, 1);
+	/* First the tail, which a late copy writes last. */
+	URDMA_RC_EXPECT_SAME(test, dst + SZ_1M - SZ_4K, src + SZ_1M - SZ_4K,
+			     SZ_4K);
+	URDMA_RC_EXPECT_SAME(test, dst, src, SZ_1M);
+	urdma_rc_expect_wc(test, &wc, 5, IB_WC_RECV_RDMA_WITH_IMM, b->qp);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, SZ_1M);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(wc.ex.imm_data), 0xfeedbeef);
+
+	KUNIT_ASSERT_EQ(test, urdma_rc_poll(a->scq, &wc, 1), 1);
+	urdma_rc_expect_wc(test, &wc, 6, IB_WC_RDMA_WRITE, a->qp);
+}
+
+static void urdma_test_rc_read(struct kunit *test)
+{
+	struct urdma_rc_pair *p = urdma_rc_pair_create(test);
+	struct urdma_rc_side *a = &p->s[0], *b = &p->s[1];
+	const struct ib_send_wr *bad_wr;
+	struct ib_rdma_wr *wr = p->rdma;
+	struct ib_sge *sge = p->sge;
+	struct ib_wc *wc = p->wc;
+
+	urdma_rc_pattern(b->buf, URDMA_RC_BUF, 7);
+
+	/* 5000 bytes scattered into two local SGEs, then a one-SGE read. */
+	sge[0] = urdma_rc_sge(a, 10, 3000);
+	sge[1] = urdma_rc_sge(a, 5000, 2000);
+	wr[0].wr.wr_id = 11;
+	wr[0].wr.opcode = IB_WR_RDMA_READ;
+	wr[0].wr.send_flags = IB_SEND_SIGNALED;
+	wr[0].wr.sg_list = sge;
+	wr[0].wr.num_sge = 2;
+	wr[0].wr.next = &wr[1].wr;
+	wr[0].remote_addr = b->dma + 1234;
+	wr[0].rkey = b->rkey;
+	sge[2] = urdma_rc_sge(a, 3 * PAGE_SIZE, 1);
+	wr[1].wr.wr_id = 12;
+	wr[1].wr.opcode = IB_WR_RDMA_READ;
+	wr[1].wr.send_flags = IB_SEND_SIGNALED;
+	wr[1].wr.sg_list = &sge[2];
+	wr[1].wr.num_sge = 1;
+	wr[1].remote_addr = b->dma + URDMA_RC_BUF - 1;
+	wr[1].rkey = b->rkey;
+	KUNIT_ASSERT_EQ(test, ib_post_send(a->qp, &wr[0].wr, &bad_wr), 0);
+
+	KUNIT_ASSERT_EQ(test, urdma_rc_poll(a->scq, wc, 2), 2);
+	urdma_rc_expect_wc(test, &wc[0], 11, IB_WC_RDMA_READ, a->qp);
+	KUNIT_EXPECT_EQ(test, wc[0].byte_len, 5000);
+	urdma_rc_expect_wc(test, &wc[1], 12, IB_WC_RDMA_READ, a->qp);
+	KUNIT_EXPECT_EQ(test, wc[1].byte_len, 1);
+
+	URDMA_RC_EXPECT_UNTOUCHED(test, a->buf, 10);
+	URDMA_RC_EXPECT_SAME(test, a->buf + 10, b->buf + 1234, 3000);
+	URDMA_RC_EXPECT_UNTOUCHED(test, a->buf + 3010, 1990);
+	URDMA_RC_EXPECT_SAME(test, a->buf + 5000, b->buf + 4234, 2000);
+	URDMA_RC_EXPECT_UNTOUCHED(test, a->buf + 7000, 3 * PAGE_SIZE - 7000);
+	KUNIT_EXPECT_EQ(test, a->buf[3 * PAGE_SIZE],
+			b->buf[URDMA_RC_BUF - 1]);
+	URDMA_RC_EXPECT_UNTOUCHED(test, a->buf + 3 * PAGE_SIZE + 1,
+				  PAGE_SIZE - 1);
+
+	urdma_rc_expect_empty(test, a->scq, 0, "A's send CQ");
+	urdma_rc_expect_empty(test, b->rcq, 0, "B's receive CQ");
+	urdma_rc_expect_empty(test, b->scq, 0, "B's send CQ");
+	KUNIT_EXPECT_EQ(test, urdma_rc_state(a->qp), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(test, urdma_rc_state(b->qp), IB_QPS_RTS);
+}
+
+static void urdma_test_rc_send(struct kunit *test)
+{
+	struct urdma_rc_pair *p = urdma_rc_pair_create(test);
+	struct urdma_rc_side *a = &p->s[0], *b = &p->s[1];
+	struct ib_sge *rsge = p->rsge, *sge = p->sge;
+	struct ib_recv_wr *rwr = p->recv;
+	const struct ib_recv_wr *bad_rwr;
+	const struct ib_send_wr *bad_wr;
+	struct ib_send_wr *wr = p->send;
+	struct ib_wc *wc = p->wc;
+	u8 inl[40], sent[40];
+
+	urdma_rc_pattern(a->buf, URDMA_RC_BUF, 3);
+	urdma_rc_pattern(b->buf + 3 * PAGE_SIZE, PAGE_SIZE, 5);
+	urdma_rc_pattern(inl, sizeof(inl), 9);
+	memcpy(sent, inl, sizeof(inl));
+
+	/* B's receives: two SGEs, one, one, and one for the reply below. */
+	rsge[0] = urdma_rc_sge(b, 0, 100);
+	rsge[1] = urdma_rc_sge(b, PAGE_SIZE, 2000);
+	rsge[2] = urdma_rc_sge(b, 2 * PAGE_SIZE, 512);
+	rsge[3] = urdma_rc_sge(b, 2 * PAGE_SIZE + 1024, 16);
+	rwr[0].wr_id = 100;
+	rwr[0].sg_list = &rsge[0];
+	rwr[0].num_sge = 2;
+	rwr[0].next = &rwr[1];
+	rwr[1].wr_id = 101;
+	rwr[1].sg_list = &rsge[2];
+	rwr[1].num_sge = 1;
+	rwr[1].next = &rwr[2];
+	rwr[2].wr_id = 102;
+	rwr[2].sg_list = &rsge[3];
+	rwr[2].num_sge = 1;
+	KUNIT_ASSERT_EQ(test, ib_post_recv(b->qp, rwr, &bad_rwr), 0);
+
+	/*
+	 * A SEND of 1500 bytes from two SGEs, an inline SEND_WITH_IMM from a
+	 * stack buffer, and a zero-length SEND_WITH_IMM.
+	 */
+	sge[0] = urdma_rc_sge(a, 0, 50);
+	sge[1] = urdma_rc_sge(a, 200, 1450);
+	wr[0].wr_id = 1;
+	wr[0].opcode = IB_WR_SEND;
+	wr[0].send_flags = IB_SEND_SIGNALED;
+	wr[0].sg_list = sge;
+	wr[0].num_sge = 2;
+	wr[0].next = &wr[1];
+	sge[2].addr = (u64)(uintptr_t)inl;
+	sge[2].length = sizeof(inl);
+	sge[2].lkey = 0;
+	wr[1].wr_id = 2;
+	wr[1].opcode = IB_WR_SEND_WITH_IMM;
+	wr[1].send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE;
+	wr[1].ex.imm_data = cpu_to_be32(0xcafef00d);
+	wr[1].sg_list = &sge[2];
+	wr[1].num_sge = 1;
+	wr[1].next = &wr[2];
+	wr[2].wr_id = 3;
+	wr[2].opcode = IB_WR_SEND_WITH_IMM;
+	wr[2].send_flags = IB_SEND_SIGNALED;
+	wr[2].ex.imm_data = cpu_to_be32(0x01020304);
+	KUNIT_ASSERT_EQ(test, ib_post_send(a->qp, wr, &bad_wr), 0);
+	/* Inline data is copied when posted: the buffer may change now. */
+	memset(inl, 0, sizeof(inl));
+
+	KUNIT_ASSERT_EQ(test, urdma_rc_poll(b->rcq, wc, 3), 3);
+	urdma_rc_expect_wc(test, &wc[0], 100, IB_WC_RECV, b->qp);
+	KUNIT_EXPECT_EQ(test, wc[0].byte_len, 1500);
+	KUNIT_EXPECT_FALSE(test, wc[0].wc_flags & IB_WC_WITH_IMM);
+	urdma_rc_expect_wc(test, &wc[1], 101, IB_WC_RECV, b->qp);
+	KUNIT_EXPECT_EQ(test, wc[1].byte_len, sizeof(inl));
+	KUNIT_EXPECT_TRUE(test, wc[1].wc_flags & IB_WC_WITH_IMM);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(wc[1].ex.imm_data), 0xcafef00d);
+	urdma_rc_expect_wc(test, &wc[2], 102, IB_WC_RECV, b->qp);
+	KUNIT_EXPECT_EQ(test, wc[2].byte_len, 0);
+	KUNIT_EXPECT_TRUE(test, wc[2].wc_flags & IB_WC_WITH_IMM);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(wc[2].ex.imm_data), 0x01020304);
+
+	/* Scattered in order: 100 bytes, then 1400 of the second SGE. */
+	URDMA_RC_EXPECT_SAME(test, b->buf, a->buf, 50);
+	URDMA_RC_EXPECT_SAME(test, b->buf + 50, a->buf + 200, 50);
+	URDMA_RC_EXPECT_UNTOUCHED(test, b->buf + 100, PAGE_SIZE - 100);
+	URDMA_RC_EXPECT_SAME(test, b->buf + PAGE_SIZE, a->buf + 250, 1400);
+	URDMA_RC_EXPECT_UNTOUCHED(test, b->buf + PAGE_SIZE + 1400,
+				  PAGE_SIZE - 1400);
+	URDMA_RC_EXPECT_SAME(test, b->buf + 2 * PAGE_SIZE, sent, sizeof(sent));
+	URDMA_RC_EXPECT_UNTOUCHED(test, b->buf + 2 * PAGE_SIZE + sizeof(sent),
+				  1024 - sizeof(sent));
+	/* The zero-length SEND wrote nothing into its receive's SGE. */
+	URDMA_RC_EXPECT_UNTOUCHED(test, b->buf + 2 * PAGE_SIZE + 1024,
+				  PAGE_SIZE - 1024);
+
+	KUNIT_ASSERT_EQ(test, urdma_rc_poll(a->scq, wc, 3), 3);
+	urdma_rc_expect_wc(test, &wc[0], 1, IB_WC_SEND, a->qp);
+	urdma_rc_expect_wc(test, &wc[1], 2, IB_WC_SEND, a->qp);
+	urdma_rc_expect_wc(test, &wc[2], 3, IB_WC_SEND, a->qp);
+
+	/* The other direction: B sends from its last page to A. */
+	rsge[4] = urdma_rc_sge(a, 3 * PAGE_SIZE, PAGE_SIZE);
+	rwr[3].wr_id = 200;
+	rwr[3].sg_list = &rsge[4];
+	rwr[3].num_sge = 1;
+	KUNIT_ASSERT_EQ(test, ib_post_recv(a->qp, &rwr[3], &bad_rwr), 0);
+	sge[3] = urdma_rc_sge(b, 3 * PAGE_SIZE, 777);
+	wr[3].wr_id = 4;
+	wr[3].opcode = IB_WR_SEND;
+	wr[3].send_flags = IB_SEND_SIGNALED;
+	wr[3].sg_list = &sge[3];
+	wr[3].num_sge = 1;
+	memset(a->buf + 3 * PAGE_SIZE, URDMA_RC_FILL, PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, ib_post_send(b->qp, &wr[3], &bad_wr), 0);
+	KUNIT_ASSERT_EQ(test, urdma_rc_poll(a->rcq, wc, 1), 1);
+	urdma_rc_expect_wc(test, &wc[0], 200, IB_WC_RECV, a->qp);
+	KUNIT_EXPECT_EQ(test, wc[0].byte_len, 777);
+	URDMA_RC_EXPECT_SAME(test, a->buf + 3 * PAGE_SIZE,
+			     b->buf + 3 * PAGE_SIZE, 777);
+	URDMA_RC_EXPECT_UNTOUCHED(test, a->buf + 3 * PAGE_SIZE + 777,
+				  PAGE_SIZE - 777);
+	KUNIT_ASSERT_EQ(test, urdma_rc_poll(b->scq, wc, 1), 1);
+	urdma_rc_expect_wc(test, &wc[0], 4, IB_WC_SEND, b->qp);
+
+	urdma_rc_expect_empty(test, a->scq, 0, "A's send CQ");
+	urdma_rc_expect_empty(test, b->rcq, 0, "B's receive CQ");
+	KUNIT_EXPECT_EQ(test, urdma_rc_state(a->qp), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(test, urdma_rc_state(b->qp), IB_QPS_RTS);
+}
+
+/* A SEND before the responder posted a receive waits (RNR), then lands. */
+static void urdma_test_rc_rnr(struct kunit *test)
+{
+	struct urdma_dev_fixture *fx = test->priv;
+	struct urdma_rc_pair *p = urdma_rc_pair_create(test);
+	struct urdma_rc_side *a = &p->s[0], *b = &p->s[1];
+	const struct ib_recv_wr *bad_rwr;
+	const struct ib_send_wr *bad_wr;
+	struct ib_recv_wr rwr = {};
+	struct ib_send_wr wr = {};
+	struct ib_sge sge, rsge;
+	struct ib_wc wc;
+	u64 rnr = 0;
+	unsigned int i;
+
+	urdma_rc_pattern(a->buf, 64, 11);
+	sge = urdma_rc_sge(a, 0, 64);
+	wr.wr_id = 1;
+	wr.opcode = IB_WR_SEND;
+	wr.send_flags = IB_SEND_SIGNALED;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	KUNIT_ASSERT_EQ(test, ib_post_send(a->qp, &wr, &bad_wr), 0);
+
+	/* rnr_retry 7 retries forever: nothing completes meanwhile. */
+	urdma_rc_expect_empty(test, a->scq, 50, "A's send CQ (RNR)");
+	for (i = 0; i < fx->udev->num_engines; i++)
+		rnr += READ_ONCE(fx->udev->engines[i].cnt[URDMA_CNT_RNR_WAITS]);
+	KUNIT_EXPECT_GT(test, rnr, 0);
+
+	rsge = urdma_rc_sge(b, 0, 64);
+	rwr.wr_id = 9;
+	rwr.sg_list = &rsge;
+	rwr.num_sge = 1;
+	KUNIT_ASSERT_EQ(test, ib_post_recv(b->qp, &rwr, &bad_rwr), 0);
+	KUNIT_ASSERT_EQ(test, urdma_rc_poll(b->rcq, &wc, 1), 1);
+	urdma_rc_expect_wc(test, &wc, 9, IB_WC_RECV, b->qp);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 64);
+	URDMA_RC_EXPECT_SAME(test, b->buf, a->buf, 64);
+	KUNIT_ASSERT_EQ(test, urdma_rc_poll(a->scq, &wc, 1), 1);
+	urdma_rc_expect_wc(test, &wc, 1, IB_WC_SEND, a->qp);
+}
+
+/* A remote access with an rkey the responder does not grant. */
+enum urdma_rc_bad_key {
+	URDMA_RC_KEY_UNKNOWN,	/* no MR has this index */
+	URDMA_RC_KEY_STALE,	/* the right index, another variant */
+	URDMA_RC_KEY_OTHER_PD,	/* a valid rkey of the requester's PD */
+};
+
+struct urdma_rc_err_case {
+	const char *name;
+	enum ib_wr_opcode opcode;
+	enum urdma_rc_bad_key key;
+};
+
+static const struct urdma_rc_err_case urdma_rc_err_cases[] = {
+	{ "write_unknown_rkey", IB_WR_RDMA_WRITE, URDMA_RC_KEY_UNKNOWN },
+	{ "write_stale_rkey", IB_WR_RDMA_WRITE, URDMA_RC_KEY_STALE },
+	{ "write_other_pd_rkey", IB_WR_RDMA_WRITE, URDMA_RC_KEY_OTHER_PD },
+	{ "read_unknown_rkey", IB_WR_RDMA_READ, URDMA_RC_KEY_UNKNOWN },
+	{ "read_other_pd_rkey", IB_WR_RDMA_READ, URDMA_RC_KEY_OTHER_PD },
+};
+
+static void urdma_rc_err_case_desc(const struct urdma_rc_err_case *c,
+				   char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(urdma_rc_err, urdma_rc_err_cases, urdma_rc_err_case_desc);
+
+/*
+ * IBTA 9.7.5.2.3, 10.8.3: the requester completes the WR with
+ * REM_ACCESS_ERR and goes to ERROR; the responder (class C error) goes to
+ * ERROR too.  Every WR queued behind, or posted after, is flushed on both.
+ * No data moved.
+ */
+static void urdma_test_rc_bad_rkey(struct kunit *test)
+{
+	const struct urdma_rc_err_case *c = test->param_value;
+	struct urdma_rc_pair *p = urdma_rc_pair_create(test);
+	struct urdma_rc_side *a = &p->s[0], *b = &p->s[1];
+	struct ib_sge *sge = p->sge, *rsge = &p->rsge[0];
+	struct ib_rdma_wr *wr = &p->rdma[0];
+	struct ib_send_wr *swr = p->send;
+	struct ib_recv_wr *rwr = p->recv;
+	const struct ib_recv_wr *bad_rwr;
+	const struct ib_send_wr *bad_wr;
+	struct ib_wc *wc = p->wc;
+	int i;
+
+	urdma_rc_pattern(a->buf, PAGE_SIZE, 21);
+	urdma_rc_pattern(b->buf, PAGE_SIZE, 23);
+
+	*rsge = urdma_rc_sge(b, 2 * PAGE_SIZE, 128);
+	for (i = 0; i < 2; i++) {
+		rwr[i].wr_id = 20 + i;
+		rwr[i].sg_list = rsge;
+		rwr[i].num_sge = 1;
+		rwr[i].next = i ? NULL : &rwr[1];
+	}
+	KUNIT_ASSERT_EQ(test, ib_post_recv(b->qp, rwr, &bad_rwr), 0);
+
+	sge[0] = c->opcode == IB_WR_RDMA_READ ?
+		 urdma_rc_sge(a, 2 * PAGE_SIZE, 512) : urdma_rc_sge(a, 0, 512);
+	wr->wr.wr_id = 1;
+	wr->wr.opcode = c->opcode;
+	wr->wr.send_flags = IB_SEND_SIGNALED;
+	wr->wr.sg_list = &sge[0];
+	wr->wr.num_sge = 1;
+	wr->wr.next = &swr[0];
+	wr->remote_addr = c->opcode == IB_WR_RDMA_READ ? b->dma :
+			 b->dma + 2 * PAGE_SIZE;
+	switch (c->key) {
+	case URDMA_RC_KEY_UNKNOWN:
+		wr->rkey = (u32)URDMA_KEY_MAX_INDEX << URDMA_KEY_VARIANT_BITS;
+		break;
+	case URDMA_RC_KEY_STALE:
+		wr->rkey = b->rkey ^ 1;
+		break;
+	case URDMA_RC_KEY_OTHER_PD:
+		wr->rkey = a->rkey;
+		break;
+	}
+	/* A SEND queued behind it. */
+	sge[1] = urdma_rc_sge(a, 0, 32);
+	swr[0].wr_id = 2;
+	swr[0].opcode = IB_WR_SEND;
+	swr[0].send_flags = IB_SEND_SIGNALED;
+	swr[0].sg_list = &sge[1];
+	swr[0].num_sge = 1;
+	KUNIT_ASSERT_EQ(test, ib_post_send(a->qp, &wr->wr, &bad_wr), 0);
+
+	KUNIT_ASSERT_EQ(test, urdma_rc_poll(a->scq, wc, 2), 2);
+	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 1);
+	KUNIT_EXPECT_EQ_MSG(test, wc[0].status, IB_WC_REM_ACCESS_ERR, "%s",
+			    ib_wc_status_msg(wc[0].status));
+	KUNIT_EXPECT_PTR_EQ(test, wc[0].qp, a->qp);
+	KUNIT_EXPECT_EQ(test, wc[1].wr_id, 2);
+	KUNIT_EXPECT_EQ_MSG(test, wc[1].status, IB_WC_WR_FLUSH_ERR, "%s",
+			    ib_wc_status_msg(wc[1].status));
+	KUNIT_EXPECT_PTR_EQ(test, wc[1].qp, a->qp);
+	KUNIT_EXPECT_EQ(test, urdma_rc_state(a->qp), IB_QPS_ERR);
+
+	/* The responder is in ERROR; its receives are flushed, in order. */
+	KUNIT_ASSERT_EQ(test, urdma_rc_poll(b->rcq, wc, 2), 2);
+	for (i = 0; i < 2; i++) {
+		KUNIT_EXPECT_EQ(test, wc[i].wr_id, 20 + i);
+		KUNIT_EXPECT_EQ_MSG(test, wc[i].status, IB_WC_WR_FLUSH_ERR,
+				    "%s", ib_wc_status_msg(wc[i].status));
+		KUNIT_EXPECT_PTR_EQ(test, wc[i].qp, b->qp);
+	}
+	KUNIT_EXPECT_EQ(test, urdma_rc_state(b->qp), IB_QPS_ERR);
+
+	/* Work posted in ERROR is flushed too, on both sides. */
+	swr[1] = swr[0];
+	swr[1].wr_id = 3;
+	KUNIT_ASSERT_EQ(test, ib_post_send(a->qp, &swr[1], &bad_wr), 0);
+	KUNIT_ASSERT_EQ(test, urdma_rc_poll(a->scq, wc, 1), 1);
+	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 3);
+	KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_WR_FLUSH_ERR);
+	rwr[2].wr_id = 22;
+	rwr[2].sg_list = rsge;
+	rwr[2].num_sge = 1;
+	KUNIT_ASSERT_EQ(test, ib_post_recv(b->qp, &rwr[2], &bad_rwr), 0);
+	KUNIT_ASSERT_EQ(test, urdma_rc_poll(b->rcq, wc, 1), 1);
+	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 22);
+	KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_WR_FLUSH_ERR);
+
+	/* No data moved, either way; nothing else completed. */
+	URDMA_RC_EXPECT_UNTOUCHED(test, b->buf + PAGE_SIZE, 3 * PAGE_SIZE);
+	URDMA_RC_EXPECT_UNTOUCHED(test, a->buf + PAGE_SIZE, 3 * PAGE_SIZE);
+	urdma_rc_expect_empty(test, a->scq, 20, "A's send CQ");
+	urdma_rc_expect_empty(test, a->rcq, 0, "A's receive CQ");
+	urdma_rc_expect_empty(test, b->scq, 0, "B's send CQ");
+	urdma_rc_expect_empty(test, b->rcq, 0, "B's receive CQ");
+}
+
 static struct kunit_case urdma_logic_cases[] = {
 	KUNIT_CASE_PARAM(urdma_test_mtu_from_netdev, urdma_mtu_gen_params),
 	KUNIT_CASE(urdma_test_port_state),
@@ -933,13 +1754,18 @@ static struct kunit_case urdma_dev_cases[] = {
 	KUNIT_CASE(urdma_test_dev_qp_states),
 	KUNIT_CASE(urdma_test_dev_qp_post),
 	KUNIT_CASE(urdma_test_dev_qpn),
+	KUNIT_CASE(urdma_test_rc_write),
+	KUNIT_CASE(urdma_test_rc_write_imm_big),
+	KUNIT_CASE(urdma_test_rc_read),
+	KUNIT_CASE(urdma_test_rc_send),
+	KUNIT_CASE(urdma_test_rc_rnr),
+	KUNIT_CASE_PARAM(urdma_test_rc_bad_rkey, urdma_rc_err_gen_params),
 	{}
 };
 
 static struct kunit_suite urdma_dev_suite = {
 	.name = "urdma_device",
 	.init = urdma_dev_test_init,
-	.exit = urdma_dev_test_exit,
 	.test_cases = urdma_dev_cases,
 };
 
