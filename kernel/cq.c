@@ -210,27 +210,14 @@ int urdma_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		return ret;
 	urdma_cq_settle(to_udev(ibcq->device), cq);
 
-	/*
-	 * Both rings are in the context's range tree through nodes embedded
-	 * in the ring structs; swap them without leaving the tree pointing
-	 * at a copy.  Lock order: mem_lock -> cq->lock.
-	 */
+	/* Lock order: mem_lock -> cq->lock. */
 	if (udata)
 		mutex_lock(&uctx->mem_lock);
 	spin_lock_irq(&cq->lock);
 	cons = udata ? READ_ONCE(db->cons) : cq->kcons;
 	moved = urdma_cq_move_cqes(cq, &new, cons);
 	if (moved >= 0) {
-		if (udata) {
-			interval_tree_remove(&cq->ring.range.it, &uctx->ranges);
-			interval_tree_remove(&new.range.it, &uctx->ranges);
-		}
-		old = cq->ring;
-		cq->ring = new;
-		if (udata) {
-			interval_tree_insert(&cq->ring.range.it, &uctx->ranges);
-			interval_tree_insert(&old.range.it, &uctx->ranges);
-		}
+		urdma_ring_swap(uctx, &cq->ring, &new, &old);
 		cq->prod = moved;
 		cq->kcons = 0;
 		WRITE_ONCE(db->cons, 0);

@@ -256,3 +256,29 @@ void urdma_db_destroy(struct urdma_db *db)
 	}
 }
 EXPORT_SYMBOL_IF_KUNIT(urdma_db_destroy);
+
+/**
+ * urdma_ring_swap - put a new ring in place of a queue's ring
+ * @uctx: the owning context of user rings, NULL for kernel rings
+ * @ring: the queue's ring; becomes @new
+ * @new: the replacement
+ * @old: receives the previous ring, for urdma_ring_destroy()
+ *
+ * The range tree holds nodes embedded in the ring structs, so they move
+ * with the copy.  The caller holds @uctx->mem_lock and the queue's lock.
+ */
+void urdma_ring_swap(struct urdma_ucontext *uctx, struct urdma_ring *ring,
+		     struct urdma_ring *new, struct urdma_ring *old)
+{
+	if (uctx) {
+		lockdep_assert_held(&uctx->mem_lock);
+		interval_tree_remove(&ring->range.it, &uctx->ranges);
+		interval_tree_remove(&new->range.it, &uctx->ranges);
+	}
+	*old = *ring;
+	*ring = *new;
+	if (uctx) {
+		interval_tree_insert(&ring->range.it, &uctx->ranges);
+		interval_tree_insert(&old->range.it, &uctx->ranges);
+	}
+}

@@ -85,6 +85,8 @@ int urdma_ring_init_user(struct urdma_ucontext *uctx, struct urdma_ring *ring,
 			 u64 addr, u32 nent, u32 stride);
 int urdma_ring_init_kernel(struct urdma_ring *ring, u32 nent, u32 stride);
 void urdma_ring_destroy(struct urdma_ring *ring);
+void urdma_ring_swap(struct urdma_ucontext *uctx, struct urdma_ring *ring,
+		     struct urdma_ring *new, struct urdma_ring *old);
 
 int urdma_db_init_user(struct urdma_ucontext *uctx, struct urdma_db *db,
 		       u64 addr);

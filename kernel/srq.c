@@ -113,20 +113,97 @@ err_count:
 	return ret;
 }
 
+/*
+ * Move the WQEs not yet consumed to the start of @new.  Called with the
+ * SRQ's lock held.  Return: how many, or -EINVAL if they do not fit.
+ */
+static int urdma_srq_move_wqes(struct urdma_srq *srq, struct urdma_ring *new,
+			       u32 prod)
+{
+	u32 n = prod - srq->cons, i;
+
+	if (n > srq->ring.nent || n > new->nent)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		memcpy(urdma_ring_entry(new, i),
+		       urdma_ring_entry(&srq->ring, srq->cons + i),
+		       srq->ring.stride);
+	return n;
+}
+
+/* IB_SRQ_MAX_WR: a new ring (urdma_modify_srq_cmd for user SRQs). */
+static int urdma_srq_resize(struct urdma_srq *srq, u32 max_wr,
+			    struct ib_udata *udata)
+{
+	struct urdma_ucontext *uctx = urdma_udata_uctx(udata);
+	struct urdma_srq_db *db = srq->db.kva;
+	struct urdma_modify_srq_cmd cmd;
+	struct urdma_ring new = {}, old;
+	int moved, ret;
+
+	if (!max_wr || max_wr > URDMA_MAX_SRQ_WR)
+		return -EINVAL;
+	if (uctx) {
+		ret = urdma_udata_get_cmd(udata, &cmd, sizeof(cmd),
+					  sizeof(cmd));
+		if (ret)
+			return ret;
+		if (cmd.comp_mask ||
+		    !urdma_ring_size_ok(cmd.nent, max_wr, URDMA_MAX_SRQ_WR))
+			return -EINVAL;
+		ret = urdma_ring_init_user(uctx, &new, cmd.buf_addr, cmd.nent,
+					   srq->ring.stride);
+	} else {
+		ret = urdma_ring_init_kernel(&new, roundup_pow_of_two(max_wr),
+					     srq->ring.stride);
+	}
+	if (ret)
+		return ret;
+
+	/* Lock order: mem_lock -> srq->lock (the engine takes it too). */
+	if (uctx)
+		mutex_lock(&uctx->mem_lock);
+	spin_lock_irq(&srq->lock);
+	moved = urdma_srq_move_wqes(srq, &new,
+				    uctx ? READ_ONCE(db->prod) : srq->prod);
+	if (moved >= 0) {
+		urdma_ring_swap(uctx, &srq->ring, &new, &old);
+		srq->cons = 0;
+		srq->prod = moved;
+		WRITE_ONCE(db->cons, 0);
+		WRITE_ONCE(db->prod, moved);
+		if (srq->limit > srq->ring.nent)
+			srq->limit = 0;
+	}
+	spin_unlock_irq(&srq->lock);
+	if (uctx)
+		mutex_unlock(&uctx->mem_lock);
+
+	if (moved < 0) {
+		urdma_ring_destroy(&new);
+		return moved;
+	}
+	urdma_ring_destroy(&old);
+	return 0;
+}
+
 int urdma_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
 	struct urdma_srq *srq = to_usrq(ibsrq);
 	int ret;
 
-	ret = urdma_udata_no_cmd(udata);
-	if (ret)
-		return ret;
 	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
 		return -EINVAL;
-	/* Resizing is not supported (no IB_DEVICE_SRQ_RESIZE). */
-	if (mask & IB_SRQ_MAX_WR)
-		return -EOPNOTSUPP;
+	if (mask & IB_SRQ_MAX_WR) {
+		ret = urdma_srq_resize(srq, attr->max_wr, udata);
+		if (ret)
+			return ret;
+	} else {
+		ret = urdma_udata_no_cmd(udata);
+		if (ret)
+			return ret;
+	}
 	if (mask & IB_SRQ_LIMIT) {
 		if (attr->srq_limit > srq->ring.nent)
 			return -EINVAL;

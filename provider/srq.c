@@ -73,11 +73,55 @@ err_free_srq:
 	return NULL;
 }
 
+/*
+ * Resizing (IBV_SRQ_MAX_WR) hands the kernel a new ring; it moves the WQEs
+ * not yet consumed to its start and sets the doorbell record's producer
+ * index to their number, where posting goes on.  The SRQ's lock keeps
+ * posters out meanwhile.
+ */
+static int urdma_resize_srq(struct urdma_srq *srq, struct ibv_srq_attr *attr,
+			    int attr_mask)
+{
+	struct urdma_context *ctx = to_urdma_ctx(srq->vsrq.srq.context);
+	struct urdma_cmd_modify_srq cmd = {};
+	struct urdma_buf ring;
+	uint32_t nent;
+	int err;
+
+	if (!attr->max_wr || attr->max_wr > ctx->max_srq_wr)
+		return EINVAL;
+	nent = roundup_pow_of_two(attr->max_wr);
+	err = urdma_alloc_buf(ctx, &ring, (size_t)nent * srq->rq.stride);
+	if (err)
+		return err;
+	cmd.nent = nent;
+	cmd.buf_addr = (uintptr_t)ring.buf;
+
+	pthread_spin_lock(&srq->rq.lock);
+	err = ibv_cmd_modify_srq(&srq->vsrq.srq, attr, attr_mask,
+				 &cmd.ibv_cmd, sizeof(cmd));
+	if (!err) {
+		struct urdma_buf old = srq->rq.ring;
+
+		srq->rq.ring = ring;
+		srq->rq.nent = nent;
+		srq->rq.head = atomic_load_explicit(
+			(_Atomic(uint32_t) *)&srq->db->prod,
+			memory_order_acquire);
+		ring = old;
+	}
+	pthread_spin_unlock(&srq->rq.lock);
+	urdma_free_buf(&ring);
+	return err;
+}
+
 int urdma_modify_srq(struct ibv_srq *ibvsrq, struct ibv_srq_attr *attr,
 		     int attr_mask)
 {
 	struct ibv_modify_srq cmd = {};
 
+	if (attr_mask & IBV_SRQ_MAX_WR)
+		return urdma_resize_srq(to_urdma_srq(ibvsrq), attr, attr_mask);
 	return ibv_cmd_modify_srq(ibvsrq, attr, attr_mask, &cmd, sizeof(cmd));
 }
 

@@ -29,6 +29,8 @@ DECLARE_DRV_CMD(urdma_cmd_create_qp, IB_USER_VERBS_EX_CMD_CREATE_QP,
 		urdma_create_qp_cmd, urdma_create_qp_resp);
 DECLARE_DRV_CMD(urdma_cmd_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
 		urdma_create_srq_cmd, urdma_create_srq_resp);
+DECLARE_DRV_CMD(urdma_cmd_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
+		urdma_modify_srq_cmd, empty);
 DECLARE_DRV_CMD(urdma_cmd_create_ah, IB_USER_VERBS_CMD_CREATE_AH, empty,
 		urdma_create_ah_resp);
 

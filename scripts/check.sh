@@ -110,8 +110,8 @@ lane_guest() {
 	tap_cmd "modules build for $kernel" make -s modules \
 		KVER="$(case $kernel in debian-6.12) kver_612;; debian-6.1) kver_61;; debug) echo debug;; esac)"
 	# The KASAN/lockdep kernel under TCG is several times slower.
-	local timeout=1200
-	[ "$kernel" = debug ] && timeout=3000
+	local timeout=2400
+	[ "$kernel" = debug ] && timeout=4800
 	"$VM" --kernel "$kernel" --timeout "$timeout" -- "$TOP/tests/guest/run.sh" \
 		2>>"$LOG" | tee -a "$LOG" | grep -E '^(not )?ok '
 	local rc=${PIPESTATUS[0]}

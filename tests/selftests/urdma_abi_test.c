@@ -1472,21 +1472,51 @@ TEST_F(ctx, query_port)
 /* No object exposes memory yet: mmap of the uverbs fd must fail. */
 TEST_F(ctx, mmap_bogus)
 {
-	static const off_t offs[] = { 0, 1, 0x1000, 0x7fff000 };
+	static const off_t offs[] = { 1, 0x1000, 0x7fff000 };
+	off_t state = self->drv.engine_mmap_offset;
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(offs); i++) {
-		void *p = mmap(NULL, self->m.pg, PROT_READ | PROT_WRITE,
-			       MAP_SHARED, self->fd, offs[i] * self->m.pg);
+		void *p;
 
+		if (offs[i] * self->m.pg == state)
+			continue;
+		p = mmap(NULL, self->m.pg, PROT_READ, MAP_SHARED, self->fd,
+			 offs[i] * self->m.pg);
 		ASSERT_EQ(MAP_FAILED, p) {
 			TH_LOG("mmap at page %ld succeeded", (long)offs[i]);
 			munmap(p, self->m.pg);
 		}
-		/* ENODEV while urdma has no mmap op, EINVAL once it has. */
-		ASSERT_TRUE(errno == ENODEV || errno == EINVAL)
+		ASSERT_EQ(EINVAL, errno)
 			TH_LOG("mmap: %s", strerrorname_np(errno));
 	}
+	ASSERT_RET(0, probe_context(self->fd));
+}
+
+/* The engine state page maps read-only, once per context, and no larger. */
+TEST_F(ctx, mmap_state_page)
+{
+	off_t state = self->drv.engine_mmap_offset;
+	const struct urdma_engine_state *st;
+	void *p;
+
+	ASSERT_LE(1, self->drv.num_engines);
+	ASSERT_GE(URDMA_MAX_ENGINES, self->drv.num_engines);
+	p = mmap(NULL, self->m.pg, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 self->fd, state);
+	ASSERT_EQ(MAP_FAILED, p);
+	ASSERT_EQ(EPERM, errno);
+	p = mmap(NULL, 2 * self->m.pg, PROT_READ, MAP_SHARED, self->fd, state);
+	ASSERT_EQ(MAP_FAILED, p);
+	p = mmap(NULL, self->m.pg, PROT_READ, MAP_SHARED, self->fd, state);
+	ASSERT_NE(MAP_FAILED, p) TH_LOG("mmap: %s", strerrorname_np(errno));
+	st = p;
+	/* The flag is 0 or 1; the reserved words are zero. */
+	EXPECT_GE(1, st[0].asleep);
+	EXPECT_EQ(0, st[0].reserved_20);
+	/* Read-only for good: mprotect cannot add write access. */
+	EXPECT_EQ(-1, mprotect(p, self->m.pg, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(0, munmap(p, self->m.pg));
 	ASSERT_RET(0, probe_context(self->fd));
 }
 
@@ -5170,11 +5200,11 @@ TEST_F(q, srq_modify_query)
 				       qr.max_wr + 1, NULL, 0));
 	ASSERT_RET(-EINVAL, modify_srq(self->e.fd, s.handle, SRQA_LIMIT, 0,
 				       ~0u, NULL, 0));
-	/* No resizing. */
-	ASSERT_RET(-EOPNOTSUPP, modify_srq(self->e.fd, s.handle, SRQA_MAX_WR,
-					   32, 0, NULL, 0));
-	ASSERT_RET(-EOPNOTSUPP, modify_srq(self->e.fd, s.handle, SRQA_MAX_WR,
-					   16, 0, NULL, 0));
+	/* Resizing needs the new ring in the driver command. */
+	ASSERT_RET(-EINVAL, modify_srq(self->e.fd, s.handle, SRQA_MAX_WR,
+				       32, 0, NULL, 0));
+	ASSERT_RET(-EINVAL, modify_srq(self->e.fd, s.handle, SRQA_MAX_WR,
+				       16, 0, zero, sizeof(zero)));
 	/* MODIFY_SRQ has no driver data: zero is fine, else EOPNOTSUPP. */
 	ASSERT_RET(-EOPNOTSUPP, modify_srq(self->e.fd, s.handle, SRQA_LIMIT, 0,
 					   4, tail, sizeof(tail)));

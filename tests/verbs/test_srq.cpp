@@ -131,8 +131,9 @@ TEST_F(SrqTest, ArmTheLimit)
 	EXPECT_EQ(query(srq.get()).srq_limit, 1u);
 }
 
-// ERRORS: modifying an SRQ's max_wr is EOPNOTSUPP (no SRQ resize).
-TEST_F(SrqTest, ResizeIsEopnotsupp)
+// Resizing (IBV_SRQ_MAX_WR) grows the SRQ and keeps the limit; a size
+// beyond max_srq_wr or zero is EINVAL and changes nothing.
+TEST_F(SrqTest, ResizeGrowsAndChecksItsBounds)
 {
 	Srq srq = create(100, 1);
 	ASSERT_TRUE(srq) << strerror(errno);
@@ -140,17 +141,23 @@ TEST_F(SrqTest, ResizeIsEopnotsupp)
 
 	ibv_srq_attr a{};
 	a.max_wr = 2 * before.max_wr;
-	EXPECT_EQ(ibv_modify_srq(srq.get(), &a, IBV_SRQ_MAX_WR), EOPNOTSUPP);
-	a.max_wr = 1;
-	EXPECT_EQ(ibv_modify_srq(srq.get(), &a, IBV_SRQ_MAX_WR), EOPNOTSUPP);
-	a.max_wr = 2 * before.max_wr;
-	a.srq_limit = 5;
-	EXPECT_EQ(ibv_modify_srq(srq.get(), &a,
-				 IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT), EOPNOTSUPP);
-
+	ASSERT_EQ(ibv_modify_srq(srq.get(), &a, IBV_SRQ_MAX_WR), 0);
 	ibv_srq_attr after = query(srq.get());
-	EXPECT_EQ(after.max_wr, before.max_wr);
-	EXPECT_EQ(after.srq_limit, before.srq_limit);
+	EXPECT_GE(after.max_wr, 2 * before.max_wr);
+	EXPECT_EQ(after.max_sge, before.max_sge);
+
+	a.max_wr = 0;
+	EXPECT_EQ(ibv_modify_srq(srq.get(), &a, IBV_SRQ_MAX_WR), EINVAL);
+	a.max_wr = 16384 + 1;
+	EXPECT_EQ(ibv_modify_srq(srq.get(), &a, IBV_SRQ_MAX_WR), EINVAL);
+	EXPECT_EQ(query(srq.get()).max_wr, after.max_wr);
+
+	// Both at once: the new size, then the limit against it.
+	a.max_wr = 2 * after.max_wr;
+	a.srq_limit = 5;
+	ASSERT_EQ(ibv_modify_srq(srq.get(), &a,
+				 IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT), 0);
+	EXPECT_EQ(query(srq.get()).srq_limit, 5u);
 }
 
 // ERRORS: destroying an SRQ that a QP still uses is EBUSY (the core); the

@@ -422,6 +422,21 @@ struct urdma_create_srq_resp {
 
 URDMA_ABI_ASSERT_SIZE(urdma_create_srq_resp, 8);
 
+/*
+ * MODIFY_SRQ with IB_SRQ_MAX_WR (resize): a new ring of nent receive WQEs
+ * of the SRQ's stride, nent a power of two >= max_wr.  The kernel moves the
+ * WQEs not yet consumed to the start of the new ring and sets the doorbell
+ * record to prod = their number, cons = 0; the provider goes on posting at
+ * that index.  Without IB_SRQ_MAX_WR the driver command is empty.
+ */
+struct urdma_modify_srq_cmd {
+	__u32 comp_mask;	/* must be 0 */
+	__u32 nent;
+	__u64 buf_addr;
+};
+
+URDMA_ABI_ASSERT_SIZE(urdma_modify_srq_cmd, 16);
+
 /* CREATE_AH: ah_num names the AH in UD send WQEs. */
 struct urdma_create_ah_resp {
 	__u32 comp_mask;
