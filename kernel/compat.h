@@ -36,11 +36,19 @@ static inline struct ib_udata *urdma_create_cq_udata(struct ib_udata *udata)
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 #define URDMA_ACCESS_FLUSH (IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT)
 #define URDMA_HAVE_FLUSH_ATOMIC_WRITE 1
+#define URDMA_QP_ACCESS_IGNORED 0
 /* Memory is coherent but not persistent: FLUSH to the global level only. */
 #define URDMA_DEVICE_FLUSH_ATOMIC_WRITE (IB_DEVICE_FLUSH_GLOBAL | \
 					 IB_DEVICE_ATOMIC_WRITE)
 #else
+/*
+ * Before 6.2 the core passes rdma-core's IBV_ACCESS_FLUSH_* bits (8, 9) in
+ * a QP's access flags through unchecked; rdma-core's tests set them on every
+ * RC QP.  The QP accepts and ignores them there, as rxe does: no FLUSH work
+ * request exists on such a kernel.
+ */
 #define URDMA_ACCESS_FLUSH 0
+#define URDMA_QP_ACCESS_IGNORED (BIT(8) | BIT(9))
 #define URDMA_HAVE_FLUSH_ATOMIC_WRITE 0
 #define URDMA_DEVICE_FLUSH_ATOMIC_WRITE 0
 #endif

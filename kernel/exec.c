@@ -1217,7 +1217,11 @@ static int urdma_qp_send(struct urdma_engine *eng, struct urdma_qp *qp)
 		}
 		urdma_count(eng, URDMA_CNT_WQES);
 		done++;
-		/* In ERROR before the consumer can see why. */
+		/*
+		 * Retire the slot first: a consumer that sees the completion
+		 * may post into it at once.  In ERROR before it sees why.
+		 */
+		urdma_sq_retire(qp);
 		if (status != IB_WC_SUCCESS)
 			urdma_qp_set_error(qp);
 		if ((status != IB_WC_SUCCESS ||
@@ -1227,7 +1231,6 @@ static int urdma_qp_send(struct urdma_engine *eng, struct urdma_qp *qp)
 			urdma_qp_set_error(qp);
 			status = IB_WC_GENERAL_ERR;
 		}
-		urdma_sq_retire(qp);
 		if (status != IB_WC_SUCCESS)
 			break;
 	}
@@ -1247,9 +1250,9 @@ static int urdma_qp_flush(struct urdma_engine *eng, struct urdma_qp *qp)
 		/* Only the header: wr_id and opcode. */
 		memcpy(&s->swqe.hdr, urdma_ring_entry(&qp->sq, qp->sq_cons),
 		       sizeof(s->swqe.hdr));
+		urdma_sq_retire(qp);
 		urdma_complete_send(eng, qp, s->swqe.hdr.wr_id,
 				    s->swqe.hdr.opcode, 0, IB_WC_WR_FLUSH_ERR);
-		urdma_sq_retire(qp);
 		done++;
 	}
 	while (!qp->ibqp.srq && done < URDMA_QP_BUDGET &&

@@ -23,7 +23,8 @@
 				 IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | \
 				 IB_ACCESS_REMOTE_ATOMIC | \
-				 IB_ACCESS_MW_BIND | URDMA_ACCESS_FLUSH)
+				 IB_ACCESS_MW_BIND | URDMA_ACCESS_FLUSH | \
+				 URDMA_QP_ACCESS_IGNORED)
 
 /* The stride a send WQE with these capacities needs. */
 u32 urdma_send_stride(u32 max_sge, u32 max_inline)
