@@ -51,19 +51,6 @@ MODULE_PARM_DESC(engine_cpus,
 
 #define URDMA_ENGINES_MAX	16
 
-const char *const urdma_counter_names[URDMA_NUM_COUNTERS] = {
-	[URDMA_CNT_KICKS] = "kicks",
-	[URDMA_CNT_WQES] = "wqes",
-	[URDMA_CNT_POLLS] = "polls",
-	[URDMA_CNT_SLEEPS] = "sleeps",
-	[URDMA_CNT_CQES] = "cqes",
-	[URDMA_CNT_ERR_CQES] = "err_cqes",
-	[URDMA_CNT_RNR_WAITS] = "rnr_naks",
-	[URDMA_CNT_RETRIES] = "retries",
-	[URDMA_CNT_CQ_OVERFLOWS] = "cq_overflows",
-	[URDMA_CNT_BAD_WQES] = "bad_wqes",
-};
-
 /* Every engine thread of every device; urdma_engine_sync() walks it. */
 static LIST_HEAD(urdma_engines);
 static DEFINE_MUTEX(urdma_engines_lock);

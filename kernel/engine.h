@@ -20,7 +20,7 @@ struct urdma_dev;
 struct urdma_qp;
 struct urdma_scratch;
 
-/* The counters "rdma statistic" shows; keep urdma_counter_names in step. */
+/* The counters "rdma statistic" shows; keep urdma_stat_descs (device.c) in step. */
 enum urdma_counter {
 	URDMA_CNT_KICKS,	/* wake-ups requested while the engine slept */
 	URDMA_CNT_WQES,		/* send WQEs executed */
@@ -74,8 +74,6 @@ struct urdma_engine {
 	u64 cnt[URDMA_NUM_COUNTERS];
 	struct list_head node;
 };
-
-extern const char *const urdma_counter_names[URDMA_NUM_COUNTERS];
 
 int urdma_engines_start(struct urdma_dev *udev);
 void urdma_engines_stop(struct urdma_dev *udev);

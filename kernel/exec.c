@@ -687,29 +687,18 @@ static int urdma_deliver(struct urdma_engine *eng, struct urdma_qp *qp,
 
 /* ---- the requester ---------------------------------------------------------- */
 
-/* Which opcodes a QP type may post (IBTA 9.4, 10.8.4); REG_MR is kernel-only. */
+/*
+ * What a QP type may carry (urdma_opcode_valid), less what user rings may
+ * not: REG_MR is kernel-only, and ATOMIC_WRITE and FLUSH need 6.2.
+ */
 static bool urdma_wqe_opcode_ok(const struct urdma_qp *qp, u8 op)
 {
-	bool user = qp->sq.umem;
-
-	switch (qp->ibqp.qp_type) {
-	case IB_QPT_RC:
-		return op < URDMA_WQE_NUM_OPCODES &&
-		       !(user && op == URDMA_WQE_REG_MR) &&
-		       (URDMA_HAVE_FLUSH_ATOMIC_WRITE ||
-			(op != URDMA_WQE_ATOMIC_WRITE && op != URDMA_WQE_FLUSH));
-	case IB_QPT_UC:
-		return op == URDMA_WQE_SEND || op == URDMA_WQE_SEND_IMM ||
-		       op == URDMA_WQE_SEND_INV || op == URDMA_WQE_RDMA_WRITE ||
-		       op == URDMA_WQE_RDMA_WRITE_IMM ||
-		       op == URDMA_WQE_LOCAL_INV || op == URDMA_WQE_BIND_MW ||
-		       (!user && op == URDMA_WQE_REG_MR);
-	case IB_QPT_UD:
-	case IB_QPT_GSI:
-		return op == URDMA_WQE_SEND || op == URDMA_WQE_SEND_IMM;
-	default:
+	if (qp->sq.umem && op == URDMA_WQE_REG_MR)
 		return false;
-	}
+	if (!URDMA_HAVE_FLUSH_ATOMIC_WRITE &&
+	    (op == URDMA_WQE_ATOMIC_WRITE || op == URDMA_WQE_FLUSH))
+		return false;
+	return urdma_opcode_valid(qp->ibqp.qp_type, op);
 }
 
 #define URDMA_WQE_FLAGS (URDMA_WQE_SIGNALED | URDMA_WQE_SOLICITED | \

@@ -44,9 +44,14 @@ static int urdma_wr_opcode(enum ib_wr_opcode op)
 	}
 }
 
-/* Which opcodes a QP type may post (IBTA 9.4 / 10.8.4). */
-static bool urdma_opcode_valid(enum ib_qp_type type, int op)
+/*
+ * Which WQE opcodes a QP type may carry (IBTA 9.4 / 10.8.4); kernel posting
+ * and the engine's check of user WQEs (exec.c) both ask here.
+ */
+bool urdma_opcode_valid(enum ib_qp_type type, int op)
 {
+	if (op < 0 || op >= URDMA_WQE_NUM_OPCODES)
+		return false;
 	switch (type) {
 	case IB_QPT_RC:
 		return true;
@@ -55,7 +60,8 @@ static bool urdma_opcode_valid(enum ib_qp_type type, int op)
 		       op == URDMA_WQE_SEND_INV ||
 		       op == URDMA_WQE_RDMA_WRITE ||
 		       op == URDMA_WQE_RDMA_WRITE_IMM ||
-		       op == URDMA_WQE_LOCAL_INV || op == URDMA_WQE_REG_MR;
+		       op == URDMA_WQE_LOCAL_INV || op == URDMA_WQE_BIND_MW ||
+		       op == URDMA_WQE_REG_MR;
 	case IB_QPT_UD:
 	case IB_QPT_GSI:
 		return op == URDMA_WQE_SEND || op == URDMA_WQE_SEND_IMM;
@@ -102,7 +108,7 @@ static int urdma_write_send_wqe(struct urdma_qp *qp,
 {
 	int op = urdma_wr_opcode(wr->opcode);
 
-	if (op < 0 || !urdma_opcode_valid(qp->ibqp.qp_type, op))
+	if (!urdma_opcode_valid(qp->ibqp.qp_type, op))
 		return -EINVAL;
 	if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge)
 		return -EINVAL;
