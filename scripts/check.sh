@@ -113,7 +113,7 @@ lane_guest() {
 	local timeout=2400
 	[ "$kernel" = debug ] && timeout=4800
 	"$VM" --kernel "$kernel" --timeout "$timeout" -- "$TOP/tests/guest/run.sh" \
-		2>>"$LOG" | tee -a "$LOG" | grep -E '^(not )?ok '
+		2>>"$LOG" | tee -a "$LOG" | grep -E '^(not )?ok |^# --- .* took '
 	local rc=${PIPESTATUS[0]}
 	[ "$rc" -eq 0 ] && echo "ok - guest on $kernel exits cleanly (no oops, WARN, KASAN or lockdep report)" ||
 		echo "not ok - guest on $kernel exits cleanly (exit $rc; see $LOG)"

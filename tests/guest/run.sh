@@ -29,6 +29,7 @@ run_abi() {
 
 for t in "${TESTS[@]}"; do
 	echo "# --- $t"
+	t0=$(date +%s)
 	if [ "$t" = verbs ]; then
 		run_verbs || rc=1
 	elif [ "$t" = abi ]; then
@@ -36,5 +37,6 @@ for t in "${TESTS[@]}"; do
 	else
 		TAP_PREFIX=$t URDMA_RESULTS=$RESULTS "$HERE/t_$t.sh" || rc=1
 	fi
+	echo "# --- $t took $(( $(date +%s) - t0 ))s"
 done
 exit $rc
