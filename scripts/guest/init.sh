@@ -60,9 +60,70 @@ setup_system() {
 	[ -d /sys/bus/virtio/drivers/virtio_console ] || modprobe virtio_console
 }
 
-# lo, and unless --bare or --netdev lo, the veth pair (one `ip` run: execs are slow).
+# The job's variables from older urdma-vm versions (a job is written by the same
+# tree, but be lenient).
+URDMA_VM_URDMA_LINK=1 URDMA_VM_NIC_MAC='' URDMA_VM_NIC_IP='' URDMA_NIC=''
+
+# Prints the name of the interface with MAC address $1.
+iface_by_mac() {
+	local d mac
+	for d in /sys/class/net/*; do
+		read -r mac <"$d/address" 2>/dev/null || continue
+		[ "$mac" = "$1" ] && { echo "${d##*/}"; return 0; }
+	done
+	return 1
+}
+
+# wait_until TENTHS CMD...: polls CMD every 0.1 s.
+wait_until() {
+	local t=$1
+	shift
+	while ! "$@"; do
+		t=$((t - 1))
+		[ $t -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+nic_has_carrier() { local c; read -r c <"/sys/class/net/$URDMA_NIC/carrier" 2>/dev/null && [ "$c" = 1 ]; }
+nic_has_ip6ll() { [[ $(</proc/net/if_inet6) == *" $URDMA_NIC"* ]]; }
+
+# --nic: the virtio-net NIC (found by its MAC) with the --ip address and an IPv6
+# link-local address (DAD off on it, so both GIDs appear at once); URDMA_NETDEV
+# becomes its name.
+setup_nic() {
+	local ip6=/proc/sys/net/ipv6/conf
+	[ -d /sys/bus/virtio/drivers/virtio_net ] || modprobe virtio_net ||
+		setup_failed network "modprobe virtio_net failed"
+	wait_until 50 iface_by_mac "$URDMA_VM_NIC_MAC" >/dev/null ||
+		setup_failed network "no interface with MAC $URDMA_VM_NIC_MAC"
+	URDMA_NIC=$(iface_by_mac "$URDMA_VM_NIC_MAC")
+	URDMA_NETDEV=$URDMA_NIC
+	if [ -d "$ip6/$URDMA_NIC" ]; then
+		echo 0 >"$ip6/$URDMA_NIC/accept_dad"
+		echo 0 >"$ip6/$URDMA_NIC/disable_ipv6"
+	fi
+	ip -b - <<-EOF || setup_failed network "cannot configure $URDMA_NIC"
+		addr add $URDMA_VM_NIC_IP dev $URDMA_NIC
+		link set $URDMA_NIC up
+	EOF
+	# The socket backend's link is up at once; IPv4 needs no DAD.
+	wait_until 50 nic_has_carrier || setup_failed network "$URDMA_NIC has no carrier"
+	if [ -d "$ip6/$URDMA_NIC" ]; then
+		wait_until 20 nic_has_ip6ll || log "warning: no IPv6 link-local address on $URDMA_NIC yet"
+	fi
+	log "$URDMA_NIC ($URDMA_VM_NIC_MAC): $URDMA_VM_NIC_IP"
+}
+
+# lo, and unless --bare or --netdev lo, the veth pair (one `ip` run: execs are slow);
+# with --nic, the NIC instead of the veth pair.
 setup_network() {
 	local batch="link set lo up"
+	if [ -n "$URDMA_VM_NIC_MAC" ]; then
+		ip link set lo up || setup_failed network "network setup failed"
+		setup_nic
+		return
+	fi
 	if [ "$URDMA_VM_BARE" = 0 ] && [ "$URDMA_NETDEV" = veth ]; then
 		batch+="
 link add veth0 type veth peer name veth1
@@ -93,11 +154,13 @@ install_urdma() {
 	modprobe urdma || setup_failed install "modprobe urdma failed"
 }
 
-# urdma0 on the netdev, if the urdma module is loaded (always, unless --no-install).
+# urdma0 on the netdev, if the urdma module is loaded (always, unless --no-install),
+# and not --no-urdma.
 setup_rdma_link() {
 	[ "$URDMA_VM_BARE" = 1 ] && return 0
+	[ "$URDMA_VM_URDMA_LINK" = 0 ] && return 0
 	local dev=veth0
-	[ "$URDMA_NETDEV" = veth ] || dev=lo
+	[ "$URDMA_NETDEV" = veth ] || dev=$URDMA_NETDEV # lo or the --nic interface
 	if [ -d /sys/module/urdma ]; then
 		rdma link add urdma0 type urdma netdev "$dev" ||
 			setup_failed rdma "rdma link add urdma0 type urdma netdev $dev failed"
@@ -110,6 +173,7 @@ command_env() {
 		PAGER=cat GIT_PAGER=cat
 		URDMA_KERNEL="$URDMA_KERNEL" URDMA_NETDEV="$URDMA_NETDEV" URDMA_VM=1)
 	[ -z "$URDMA_VM_RDMA_CORE_TESTS" ] || CMD_ENV+=(RDMA_CORE_TESTS="$URDMA_VM_RDMA_CORE_TESTS")
+	[ -z "$URDMA_NIC" ] || CMD_ENV+=(URDMA_NIC="$URDMA_NIC" URDMA_NIC_IP="${URDMA_VM_NIC_IP%/*}")
 	CMD_ENV+=("${URDMA_VM_ENV[@]}")
 }
 
