@@ -219,6 +219,11 @@ static const struct rdma_stat_desc urdma_stat_descs[URDMA_NUM_COUNTERS] = {
 	[URDMA_CNT_RETRIES] = { .name = "retries" },
 	[URDMA_CNT_CQ_OVERFLOWS] = { .name = "cq_overflows" },
 	[URDMA_CNT_BAD_WQES] = { .name = "bad_wqes" },
+	[URDMA_CNT_TX_PKTS] = { .name = "tx_pkts" },
+	[URDMA_CNT_RX_PKTS] = { .name = "rx_pkts" },
+	[URDMA_CNT_RX_DROPS] = { .name = "rx_drops" },
+	[URDMA_CNT_ICRC_ERRS] = { .name = "icrc_errs" },
+	[URDMA_CNT_TX_ERRS] = { .name = "tx_errs" },
 };
 
 struct rdma_hw_stats *urdma_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -245,6 +250,7 @@ static void urdma_dev_release_resources(struct urdma_dev *udev)
 	WARN_ON(!xa_empty(&udev->qps) || !xa_empty(&udev->ahs));
 	/* Nothing can find the device or its objects once this returns. */
 	urdma_devtab_del(udev);
+	urdma_net_stop(udev);
 	urdma_engines_stop(udev);
 	xa_destroy(&udev->qps);
 	xa_destroy(&udev->ahs);
@@ -380,6 +386,7 @@ struct urdma_dev *urdma_dev_create(const char *name, struct net_device *ndev)
 	ret = urdma_devtab_add(udev);
 	if (ret)
 		goto err_dealloc;
+	urdma_net_start(udev);
 
 	return udev;
 

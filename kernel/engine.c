@@ -50,6 +50,8 @@ MODULE_PARM_DESC(engine_cpus,
 		 "CPU list the engine threads may run on (default: all)");
 
 #define URDMA_ENGINES_MAX	16
+/* Received frames an engine handles per pass. */
+#define URDMA_RX_BUDGET		64
 
 /* Every engine thread of every device; urdma_engine_sync() walks it. */
 static LIST_HEAD(urdma_engines);
@@ -185,6 +187,18 @@ void urdma_engine_notify(struct urdma_engine *eng)
 		urdma_engine_kick(eng);
 }
 
+/* The receive handler queued a frame (softirq): wake the thread if asleep. */
+void urdma_engine_wake(struct urdma_engine *eng)
+{
+	/* The queued frame before the flag; pairs with urdma_engine_sleep. */
+	smp_mb();
+	if (READ_ONCE(eng->state->asleep)) {
+		WRITE_ONCE(eng->state->asleep, 0);
+		WRITE_ONCE(eng->kicked, true);
+		wake_up_process(eng->task);
+	}
+}
+
 u64 urdma_engine_counter(struct urdma_dev *udev, enum urdma_counter c)
 {
 	u64 sum = 0;
@@ -193,8 +207,13 @@ u64 urdma_engine_counter(struct urdma_dev *udev, enum urdma_counter c)
 	for (i = 0; i < udev->num_engines; i++) {
 		struct urdma_engine *eng = &udev->engines[i];
 
-		sum += c == URDMA_CNT_KICKS ? atomic64_read(&eng->kicks) :
-					      READ_ONCE(eng->cnt[c]);
+		if (c == URDMA_CNT_KICKS)
+			sum += atomic64_read(&eng->kicks);
+		else if (c == URDMA_CNT_RX_DROPS)
+			sum += atomic64_read(&eng->rx_dropped) +
+			       READ_ONCE(eng->cnt[c]);
+		else
+			sum += READ_ONCE(eng->cnt[c]);
 	}
 	return sum;
 }
@@ -205,10 +224,15 @@ u64 urdma_engine_counter(struct urdma_dev *udev, enum urdma_counter c)
 static int urdma_engine_pass(struct urdma_engine *eng)
 {
 	struct urdma_qp *qp;
+	struct sk_buff *skb;
 	int work = 0;
 
 	eng->deadline = KTIME_MAX;
 	urdma_pass_begin(eng);
+	while (work < URDMA_RX_BUDGET && (skb = skb_dequeue(&eng->rxq))) {
+		urdma_rx(eng, skb);
+		work++;
+	}
 	/* Removal waits for the pass to end (urdma_engine_sync). */
 	list_for_each_entry_rcu(qp, &eng->qps, eng_node, true)
 		work += urdma_qp_run(eng, qp);
@@ -370,6 +394,7 @@ int urdma_engines_start(struct urdma_dev *udev)
 		spin_lock_init(&eng->lock);
 		INIT_LIST_HEAD(&eng->qps);
 		init_waitqueue_head(&eng->pass_wq);
+		skb_queue_head_init(&eng->rxq);
 		INIT_LIST_HEAD(&eng->node);
 		eng->scratch = urdma_scratch_alloc();
 		if (!eng->scratch) {
@@ -415,6 +440,7 @@ void urdma_engines_stop(struct urdma_dev *udev)
 		list_del_init(&eng->node);
 		mutex_unlock(&urdma_engines_lock);
 		kthread_stop(eng->task);
+		skb_queue_purge(&eng->rxq);
 	}
 	for (i = 0; udev->engines && i < udev->engines_alloc; i++)
 		kfree(udev->engines[i].scratch);

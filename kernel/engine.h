@@ -10,6 +10,7 @@
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
+#include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
@@ -32,6 +33,11 @@ enum urdma_counter {
 	URDMA_CNT_RETRIES,	/* transport retries (no responder) */
 	URDMA_CNT_CQ_OVERFLOWS,	/* CQEs lost to a full CQ */
 	URDMA_CNT_BAD_WQES,	/* malformed WQEs in a ring */
+	URDMA_CNT_TX_PKTS,	/* RoCEv2 packets sent */
+	URDMA_CNT_RX_PKTS,	/* RoCEv2 packets received and accepted */
+	URDMA_CNT_RX_DROPS,	/* ... dropped: malformed, unknown QP, bad key */
+	URDMA_CNT_ICRC_ERRS,	/* ... dropped for a bad ICRC */
+	URDMA_CNT_TX_ERRS,	/* packets the IP layer would not send */
 	URDMA_NUM_COUNTERS
 };
 
@@ -53,7 +59,9 @@ enum urdma_counter {
  * @window_us:	the current polling window (adaptive, engine.c).
  * @kicked:	a kick arrived since the thread last went to sleep.
  * @scratch:	the thread's copies of WQEs and its scatter lists.
+ * @rxq:	RoCEv2 frames for this engine's QPs, from the receive handler.
  * @kicks:	URDMA_CNT_KICKS, counted by whoever kicks.
+ * @rx_dropped:	frames the receive handler dropped (queue full, runt).
  * @cnt:	the other counters; written by the thread only.
  * @node:	in the module's list of engines (engine.c).
  */
@@ -70,7 +78,9 @@ struct urdma_engine {
 	unsigned int window_us;
 	bool kicked;
 	struct urdma_scratch *scratch;
+	struct sk_buff_head rxq;
 	atomic64_t kicks;
+	atomic64_t rx_dropped;
 	u64 cnt[URDMA_NUM_COUNTERS];
 	struct list_head node;
 };
@@ -82,6 +92,7 @@ void urdma_engine_detach(struct urdma_qp *qp);
 void urdma_engine_sync(void);
 void urdma_engine_kick(struct urdma_engine *eng);
 void urdma_engine_notify(struct urdma_engine *eng);
+void urdma_engine_wake(struct urdma_engine *eng);
 u64 urdma_engine_counter(struct urdma_dev *udev, enum urdma_counter c);
 
 /* Module-wide device table: a stable id per device, for the local path. */
@@ -92,6 +103,7 @@ u32 urdma_devtab_find_gid(const union ib_gid *gid);
 
 /* exec.c */
 int urdma_qp_run(struct urdma_engine *eng, struct urdma_qp *qp);
+void urdma_rx(struct urdma_engine *eng, struct sk_buff *skb);
 struct urdma_scratch *urdma_scratch_alloc(void);
 
 #endif /* URDMA_ENGINE_H */

@@ -27,35 +27,7 @@
 #include <rdma/ib_cache.h>
 
 #include "urdma.h"
-
-/* WQEs a QP may execute per pass, so that one busy QP cannot starve others. */
-#define URDMA_QP_BUDGET		16
-#define URDMA_GRH_LEN		40
-#define URDMA_COPY_RESCHED	(256 * 1024)
-
-/* A piece of a message: kernel bytes, or a range of an MR. */
-struct urdma_sg {
-	void *kva;		/* inline data, the GRH, an atomic result */
-	struct urdma_mr *mr;	/* else: translates [va, va + len) */
-	u64 va;
-	u32 len;
-};
-
-/* An engine thread's private copies; never on the stack (they are big). */
-struct urdma_scratch {
-	union {
-		struct urdma_send_wqe hdr;
-		u8 raw[URDMA_MAX_STRIDE];
-	} swqe;
-	union {
-		struct urdma_recv_wqe hdr;
-		u8 raw[URDMA_MAX_STRIDE];
-	} rwqe;
-	struct urdma_sg src[URDMA_MAX_SGE];
-	struct urdma_sg dst[URDMA_MAX_SGE + 1];	/* + the GRH */
-	u8 grh[URDMA_GRH_LEN];
-	u64 atomic_orig;
-};
+#include "exec.h"
 
 struct urdma_scratch *urdma_scratch_alloc(void)
 {
@@ -69,20 +41,12 @@ enum urdma_exec_result {
 	URDMA_EXEC_NO_PEER,	/* nobody answered: transport retry */
 };
 
-/* The responder side of a WQE on the local path. */
-struct urdma_peer {
-	struct urdma_dev *dev;
-	struct urdma_qp *qp;
-	u32 pdn;
-	struct urdma_av av;	/* UD: the AH's address vector */
-};
-
-static u32 urdma_qp_pdn(const struct urdma_qp *qp)
+u32 urdma_qp_pdn(const struct urdma_qp *qp)
 {
 	return to_upd(qp->ibqp.pd)->pdn;
 }
 
-static void urdma_count(struct urdma_engine *eng, enum urdma_counter c)
+void urdma_count(struct urdma_engine *eng, enum urdma_counter c)
 {
 	WRITE_ONCE(eng->cnt[c], eng->cnt[c] + 1);
 }
@@ -93,7 +57,7 @@ static void urdma_count(struct urdma_engine *eng, enum urdma_counter c)
  * urdma_qp_set_error - move a QP to ERROR from the engine
  * @qp: the QP; its engine flushes its queues from the next pass on
  */
-static void urdma_qp_set_error(struct urdma_qp *qp)
+void urdma_qp_set_error(struct urdma_qp *qp)
 {
 	enum ib_qp_state old = xchg(&qp->attr.qp_state, IB_QPS_ERR);
 
@@ -101,7 +65,7 @@ static void urdma_qp_set_error(struct urdma_qp *qp)
 		urdma_engine_notify(qp->eng);
 }
 
-static void urdma_qp_event(struct urdma_qp *qp, enum ib_event_type type)
+void urdma_qp_event(struct urdma_qp *qp, enum ib_event_type type)
 {
 	struct ib_event ev = {
 		.device = qp->ibqp.device,
@@ -124,8 +88,8 @@ static void urdma_qp_event(struct urdma_qp *qp, enum ib_event_type type)
  *
  * Return: false if the CQ was full; the CQE is lost and the CQ is in error.
  */
-static bool urdma_cq_push(struct urdma_engine *eng, struct urdma_cq *cq,
-			  struct urdma_cqe *src, bool solicited)
+bool urdma_cq_push(struct urdma_engine *eng, struct urdma_cq *cq,
+		   struct urdma_cqe *src, bool solicited)
 {
 	struct urdma_cq_db *db = cq->db.kva;
 	struct urdma_cqe *slot;
@@ -201,8 +165,8 @@ static u8 urdma_cqe_opcode(u8 wqe_opcode)
 }
 
 /* A send completion; false if the CQ overflowed. */
-static bool urdma_complete_send(struct urdma_engine *eng, struct urdma_qp *qp,
-				u64 wr_id, u8 opcode, u32 byte_len, u8 status)
+bool urdma_complete_send(struct urdma_engine *eng, struct urdma_qp *qp,
+			 u64 wr_id, u8 opcode, u32 byte_len, u8 status)
 {
 	struct urdma_cqe cqe = {
 		.wr_id = wr_id,
@@ -289,9 +253,9 @@ static u8 urdma_lkey_sg(struct urdma_dev *udev, u32 pdn,
  *
  * Return: IB_WC_SUCCESS, IB_WC_LOC_PROT_ERR or IB_WC_LOC_LEN_ERR.
  */
-static u8 urdma_lkey_sgl(struct urdma_dev *udev, u32 pdn,
-			 const struct urdma_sge *sge, unsigned int num,
-			 int access, struct urdma_sg *sg, int *nsg, u64 *len)
+u8 urdma_lkey_sgl(struct urdma_dev *udev, u32 pdn,
+		  const struct urdma_sge *sge, unsigned int num,
+		  int access, struct urdma_sg *sg, int *nsg, u64 *len)
 {
 	unsigned int i;
 	u8 status;
@@ -359,8 +323,8 @@ static bool urdma_rkey_sg(const struct urdma_peer *peer, u32 rkey, u64 va,
 }
 
 /* Copy @len bytes from @src to @dst; both were resolved and are long enough. */
-static void urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
-		       int nsrc, u64 len)
+void urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
+		int nsrc, u64 len)
 {
 	u32 doff = 0, soff = 0, since_resched = 0;
 	int di = 0, si = 0;
@@ -399,7 +363,7 @@ static void urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
 }
 
 /* Drop the first @skip bytes of a scatter list (they were written). */
-static void urdma_sgl_skip(struct urdma_sg *sg, int n, u32 skip)
+void urdma_sgl_skip(struct urdma_sg *sg, int n, u32 skip)
 {
 	int i;
 
@@ -422,8 +386,8 @@ static void urdma_sgl_skip(struct urdma_sg *sg, int n, u32 skip)
  * area.  Return: 0, -EAGAIN if there is none, -EINVAL if the ring's
  * producer index is garbage.
  */
-static int urdma_take_recv(struct urdma_engine *eng, struct urdma_qp *qp,
-			   u32 *max_sge)
+int urdma_take_recv(struct urdma_engine *eng, struct urdma_qp *qp,
+		    u32 *max_sge)
 {
 	struct urdma_scratch *s = eng->scratch;
 	struct urdma_srq *srq = qp->ibqp.srq ? to_usrq(qp->ibqp.srq) : NULL;
@@ -488,8 +452,8 @@ static int urdma_take_recv(struct urdma_engine *eng, struct urdma_qp *qp,
 }
 
 /* A receive completion at the responder. */
-static void urdma_complete_recv(struct urdma_engine *eng, struct urdma_qp *qp,
-				struct urdma_cqe *cqe, bool solicited)
+void urdma_complete_recv(struct urdma_engine *eng, struct urdma_qp *qp,
+			 struct urdma_cqe *cqe, bool solicited)
 {
 	cqe->qp_num = qp->ibqp.qp_num;
 	/* In ERROR before the consumer can see why. */
@@ -512,12 +476,12 @@ static bool urdma_types_match(enum ib_qp_type a, enum ib_qp_type b)
 }
 
 /* States in which a QP's responder accepts packets. */
-static bool urdma_state_receives(enum ib_qp_state state)
+bool urdma_state_receives(enum ib_qp_state state)
 {
 	return state >= IB_QPS_RTR && state != IB_QPS_ERR;
 }
 
-static bool urdma_find_ah(struct urdma_dev *udev, u32 ahn, struct urdma_av *av)
+bool urdma_find_ah(struct urdma_dev *udev, u32 ahn, struct urdma_av *av)
 {
 	struct urdma_ah *ah;
 	unsigned long flags;
@@ -534,9 +498,10 @@ static bool urdma_find_ah(struct urdma_dev *udev, u32 ahn, struct urdma_av *av)
 }
 
 /*
- * Find the responder of a WQE on the local path.  Return: 0;
- * -ENOENT if nobody answers (not on this host, no such QP, or a QP that does
- * not receive); -EINVAL if a UD WQE names no AH.
+ * Find the responder of a WQE on the local path.  Return: 0; -EREMOTE if
+ * the destination is not a urdma device of this host (the wire path);
+ * -ENOENT if nobody answers (no such QP, or a QP that does not receive);
+ * -EINVAL if a UD WQE names no AH.
  */
 static int urdma_find_peer(struct urdma_qp *qp,
 			   const struct urdma_send_wqe *wqe,
@@ -557,6 +522,8 @@ static int urdma_find_peer(struct urdma_qp *qp,
 		devid = READ_ONCE(qp->av.peer);
 		qpn = qp->attr.dest_qp_num;
 	}
+	if (!devid)
+		return -EREMOTE;	/* no urdma device here has that GID */
 	peer->dev = urdma_devtab_get(devid);
 	if (!peer->dev)
 		return -ENOENT;
@@ -570,7 +537,7 @@ static int urdma_find_peer(struct urdma_qp *qp,
 }
 
 /* The 40 bytes a UD receive starts with: a GRH, or 20 zeros and IPv4. */
-static void urdma_build_grh(u8 *grh, const struct urdma_av *av, u32 len)
+void urdma_build_grh(u8 *grh, const struct urdma_av *av, u32 len)
 {
 	u32 udp_len = sizeof(struct udphdr) + 12 + 8 + len + 4;
 
@@ -601,88 +568,114 @@ static void urdma_build_grh(u8 *grh, const struct urdma_av *av, u32 len)
 	}
 }
 
-/*
- * Deliver a message that consumes a receive WQE: SEND*, or the immediate of
- * RDMA_WRITE_WITH_IMM (@src NULL: no data).  Return: the requester's
- * status, or -EAGAIN for an RNR NAK.
+/**
+ * urdma_recv_msg - deliver a message that consumes a receive WQE
+ * @eng: the engine
+ * @rqp: the receiving QP
+ * @rdev: its device
+ * @m: the message: SEND*, or the immediate of RDMA_WRITE_WITH_IMM
+ *
+ * Return: the requester's status (RC only; unreliable senders do not
+ * learn of the receiver's errors), or -EAGAIN for an RNR NAK.
  */
-static int urdma_deliver(struct urdma_engine *eng, struct urdma_qp *qp,
-			 const struct urdma_peer *peer,
-			 const struct urdma_send_wqe *wqe, struct urdma_sg *src,
-			 int nsrc, u64 len)
+int urdma_recv_msg(struct urdma_engine *eng, struct urdma_qp *rqp,
+		   struct urdma_dev *rdev, const struct urdma_msg *m)
 {
 	struct urdma_scratch *s = eng->scratch;
 	const struct urdma_sge *sge = (const struct urdma_sge *)(&s->rwqe.hdr + 1);
-	bool ud = qp->ibqp.qp_type == IB_QPT_UD ||
-		  qp->ibqp.qp_type == IB_QPT_GSI;
-	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 	struct urdma_cqe cqe = {};
-	u32 hdr = ud ? URDMA_GRH_LEN : 0;
+	u32 hdr = m->grh ? URDMA_GRH_LEN : 0;
 	struct urdma_sg *dst = s->dst;
 	u32 max_sge, num_sge;
 	int ndst, ret;
 	u64 room;
 	u8 status;
 
-	ret = urdma_take_recv(eng, peer->qp, &max_sge);
+	ret = urdma_take_recv(eng, rqp, &max_sge);
 	if (ret == -EAGAIN)
-		return rc ? -EAGAIN : IB_WC_SUCCESS;
+		return m->rc ? -EAGAIN : IB_WC_SUCCESS;
 	if (ret) {
 		/* The responder's ring is garbage: it fails, not us. */
-		urdma_qp_set_error(peer->qp);
-		urdma_qp_event(peer->qp, IB_EVENT_QP_FATAL);
-		return rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;
+		urdma_qp_set_error(rqp);
+		urdma_qp_event(rqp, IB_EVENT_QP_FATAL);
+		return m->rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;
 	}
 
 	cqe.wr_id = s->rwqe.hdr.wr_id;
-	cqe.src_qp = qp->ibqp.qp_num;
-	cqe.opcode = wqe->opcode == URDMA_WQE_RDMA_WRITE_IMM ?
-		     URDMA_CQE_RECV_RDMA_IMM : URDMA_CQE_RECV;
+	cqe.src_qp = m->src_qp;
+	cqe.opcode = m->cqe_opcode;
 	num_sge = s->rwqe.hdr.num_sge;
 	if (num_sge > max_sge) {
 		cqe.status = IB_WC_LOC_QP_OP_ERR;
-		urdma_complete_recv(eng, peer->qp, &cqe, false);
-		return rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;
+		urdma_complete_recv(eng, rqp, &cqe, false);
+		return m->rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;
 	}
 
-	status = urdma_lkey_sgl(peer->dev, peer->pdn, sge, num_sge,
+	status = urdma_lkey_sgl(rdev, urdma_qp_pdn(rqp), sge, num_sge,
 				IB_ACCESS_LOCAL_WRITE, dst, &ndst, &room);
 	if (status) {
 		cqe.status = status;
-		urdma_complete_recv(eng, peer->qp, &cqe, false);
-		return rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;
+		urdma_complete_recv(eng, rqp, &cqe, false);
+		return m->rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;
 	}
-	if (hdr + (src ? len : 0) > room) {
+	if (hdr + (m->src ? m->len : 0) > room) {
 		cqe.status = IB_WC_LOC_LEN_ERR;
-		urdma_complete_recv(eng, peer->qp, &cqe, false);
-		return rc ? IB_WC_REM_INV_REQ_ERR : IB_WC_SUCCESS;
+		urdma_complete_recv(eng, rqp, &cqe, false);
+		return m->rc ? IB_WC_REM_INV_REQ_ERR : IB_WC_SUCCESS;
 	}
 
-	if (ud) {
-		struct urdma_sg grh = { .kva = s->grh, .len = URDMA_GRH_LEN };
+	if (m->grh) {
+		struct urdma_sg grh = { .kva = (void *)m->grh,
+					.len = URDMA_GRH_LEN };
 
-		urdma_build_grh(s->grh, &peer->av, len);
 		urdma_copy(dst, ndst, &grh, 1, URDMA_GRH_LEN);
 		urdma_sgl_skip(dst, ndst, URDMA_GRH_LEN);
 		cqe.flags |= URDMA_CQE_GRH;
-		cqe.flags |= peer->av.net_type << URDMA_CQE_NET_SHIFT;
-		cqe.sl = peer->av.sl;
+		cqe.flags |= m->net_type << URDMA_CQE_NET_SHIFT;
+		cqe.sl = m->sl;
 	}
-	if (src && len)
-		urdma_copy(dst, ndst, src, nsrc, len);
+	if (m->src && m->len)
+		urdma_copy(dst, ndst, m->src, m->nsrc, m->len);
 
-	cqe.byte_len = hdr + len;
+	cqe.byte_len = hdr + m->len;
+	cqe.flags |= m->cqe_flags;
+	cqe.ex = m->ex;
+	urdma_complete_recv(eng, rqp, &cqe, m->solicited);
+	return IB_WC_SUCCESS;
+}
+
+/* A message on the local path: from the WQE in the scratch area. */
+static int urdma_deliver(struct urdma_engine *eng, struct urdma_qp *qp,
+			 const struct urdma_peer *peer,
+			 const struct urdma_send_wqe *wqe, struct urdma_sg *src,
+			 int nsrc, u64 len)
+{
+	struct urdma_msg m = {
+		.src = src,
+		.nsrc = nsrc,
+		.len = len,
+		.src_qp = qp->ibqp.qp_num,
+		.cqe_opcode = wqe->opcode == URDMA_WQE_RDMA_WRITE_IMM ?
+			      URDMA_CQE_RECV_RDMA_IMM : URDMA_CQE_RECV,
+		.solicited = wqe->flags & URDMA_WQE_SOLICITED,
+		.rc = qp->ibqp.qp_type == IB_QPT_RC,
+	};
+
+	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
+		urdma_build_grh(eng->scratch->grh, &peer->av, len);
+		m.grh = eng->scratch->grh;
+		m.net_type = peer->av.net_type;
+		m.sl = peer->av.sl;
+	}
 	if (wqe->opcode == URDMA_WQE_SEND_IMM ||
 	    wqe->opcode == URDMA_WQE_RDMA_WRITE_IMM) {
-		cqe.flags |= URDMA_CQE_IMM;
-		cqe.ex = wqe->ex;
+		m.cqe_flags = URDMA_CQE_IMM;
+		m.ex = wqe->ex;
 	} else if (wqe->opcode == URDMA_WQE_SEND_INV) {
-		cqe.flags |= URDMA_CQE_INV;
-		cqe.ex = wqe->ex;
+		m.cqe_flags = URDMA_CQE_INV;
+		m.ex = wqe->ex;
 	}
-	urdma_complete_recv(eng, peer->qp, &cqe,
-			    wqe->flags & URDMA_WQE_SOLICITED);
-	return IB_WC_SUCCESS;
+	return urdma_recv_msg(eng, peer->qp, peer->dev, &m);
 }
 
 /* ---- the requester ---------------------------------------------------------- */
@@ -717,8 +710,8 @@ static bool urdma_wqe_valid(const struct urdma_qp *qp,
 }
 
 /* The local gather list of a WQE: its inline data or its SGEs. */
-static u8 urdma_wqe_gather(struct urdma_engine *eng, struct urdma_qp *qp,
-			   int access, int *nsrc, u64 *len)
+u8 urdma_wqe_gather(struct urdma_engine *eng, struct urdma_qp *qp,
+		    int access, int *nsrc, u64 *len)
 {
 	struct urdma_scratch *s = eng->scratch;
 	const struct urdma_send_wqe *wqe = &s->swqe.hdr;
@@ -958,6 +951,12 @@ static enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 	if (ret == -EINVAL) {
 		urdma_count(eng, URDMA_CNT_BAD_WQES);
 		*status = IB_WC_LOC_QP_OP_ERR;
+		return URDMA_EXEC_DONE;
+	}
+	if (ret == -EREMOTE && qp->ibqp.qp_type != IB_QPT_RC &&
+	    qp->ibqp.qp_type != IB_QPT_UC) {
+		*status = urdma_ud_xmit(eng, qp, wqe, &peer.av, nsrc, len);
+		*byte_len = len;
 		return URDMA_EXEC_DONE;
 	}
 	if (ret) {

@@ -227,36 +227,42 @@ int urdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->attr.path_mtu = IB_MTU_1024;
 	qp->attr.path_mig_state = IB_MIG_MIGRATED;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
-	qp->eng = &udev->engines[(unsigned int)atomic_inc_return(&udev->next_engine) %
-				 udev->num_engines];
+
+	/*
+	 * Reserve the number (a NULL entry that lookups do not see): it
+	 * picks the engine, which the receive handler finds without a
+	 * lookup (net.c).
+	 */
+	if (gsi) {
+		qpn = URDMA_GSI_QPN;
+		ret = xa_insert_irq(&udev->qps, qpn, NULL, GFP_KERNEL);
+	} else {
+		ret = xa_alloc_cyclic_irq(&udev->qps, &qpn, NULL,
+					  XA_LIMIT(URDMA_GSI_QPN + 1,
+						   URDMA_MAX_QPN),
+					  &udev->next_qpn, GFP_KERNEL);
+	}
+	if (ret < 0)
+		goto err_count;
+	qp->eng = &udev->engines[qpn % udev->num_engines];
 
 	if (udata)
 		ret = urdma_qp_user_init(qp, init, udata);
 	else
 		ret = urdma_qp_kernel_init(qp, init);
 	if (ret)
-		goto err_count;
+		goto err_qpn;
 	urdma_qp_set_caps(qp, !!init->srq);
 
 	/* Publish last: from here on the QP can be found by number. */
-	if (gsi) {
-		qpn = URDMA_GSI_QPN;
-		ret = xa_insert_irq(&udev->qps, qpn, qp, GFP_KERNEL);
-	} else {
-		ret = xa_alloc_cyclic_irq(&udev->qps, &qpn, qp,
-					  XA_LIMIT(URDMA_GSI_QPN + 1,
-						   URDMA_MAX_QPN),
-					  &udev->next_qpn, GFP_KERNEL);
-	}
-	if (ret < 0)
-		goto err_rings;
 	ibqp->qp_num = qpn;
 	init->cap = qp->cap;
+	xa_store_irq(&udev->qps, qpn, qp, GFP_KERNEL);
 	urdma_engine_attach(qp);
 	return 0;
 
-err_rings:
-	urdma_qp_free_rings(qp);
+err_qpn:
+	xa_erase_irq(&udev->qps, qpn);
 err_count:
 	atomic_dec(&udev->nr_qp);
 	mutex_destroy(&qp->state_lock);
@@ -382,8 +388,10 @@ static void urdma_qp_apply(struct urdma_qp *qp, const struct ib_qp_attr *attr,
 		cur->min_rnr_timer = attr->min_rnr_timer;
 	if (mask & IB_QP_RQ_PSN)
 		cur->rq_psn = attr->rq_psn;
-	if (mask & IB_QP_SQ_PSN)
+	if (mask & IB_QP_SQ_PSN) {
 		cur->sq_psn = attr->sq_psn;
+		WRITE_ONCE(qp->req_psn, attr->sq_psn & URDMA_PSN_MASK);
+	}
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
 		cur->max_rd_atomic = attr->max_rd_atomic;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)

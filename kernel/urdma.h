@@ -16,6 +16,7 @@
 #include "compat.h"
 #include "engine.h"
 #include "mr.h"
+#include "net.h"
 #include "queue.h"
 
 #define URDMA_DRV_NAME		"urdma"
@@ -91,7 +92,6 @@ enum urdma_limits {
  *		count kernel objects too (the MAD layer's GSI QP, CQ and PD).
  * @id:		module-wide device id (engine.c's device table), 0 if none.
  * @engines:	@num_engines engine threads (@engines_alloc allocated).
- * @next_engine: round-robin choice of a new QP's engine.
  * @state_page:	the engines' state, mapped read-only into user contexts.
  */
 struct urdma_dev {
@@ -118,8 +118,9 @@ struct urdma_dev {
 	struct urdma_engine *engines;
 	unsigned int num_engines;
 	unsigned int engines_alloc;
-	atomic_t next_engine;
 	struct page *state_page;
+	struct packet_type ptype[2];
+	bool net_started;
 };
 
 /**
@@ -258,6 +259,7 @@ struct urdma_qp {
 	bool tries_set;
 	u8 rnr_left;
 	u8 retry_left;
+	u32 req_psn;
 };
 
 /**

@@ -1,30 +1,36 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# Two-host check of the link itself, no urdma involved: rxe0 on each guest's
-# NIC, then ibv_rc_pingpong between them on the IPv4 RoCE v2 GID.  Runs in a
-# guest of scripts/urdma-2host (URDMA_ROLE server or client, URDMA_NIC,
-# URDMA_PEER_IP); both guests run this script:
-#   scripts/urdma-2host --no-install --no-urdma -- tests/twohost/t_rxe_rxe.sh \
-#       -- tests/twohost/t_rxe_rxe.sh
-# URDMA_PP_ITERS sets the iteration count (-n, default 100).
+# Two-host pingpong: this guest's side is urdma0 or rxe0 on its NIC, and
+# ibv_<PROG>_pingpong runs on the IPv4 RoCE v2 GID against the other guest.
+# Runs in a guest of scripts/urdma-2host (URDMA_ROLE server or client,
+# URDMA_NIC, URDMA_PEER_IP).
+#   t_pingpong.sh KIND PROG [ITERS]   KIND: urdma or rxe; PROG: rc, uc, ud, srq
+# For example, urdma (server) against rxe (client), UD:
+#   scripts/urdma-2host -- tests/twohost/t_pingpong.sh urdma ud \
+#       -- tests/twohost/t_pingpong.sh rxe ud
+KIND=${1:?KIND: urdma or rxe}
+PROG=${2:?PROG: rc, uc, ud or srq}
+ITERS=${3:-100}
+case $KIND in urdma | rxe) ;; *) echo "bad KIND $KIND" >&2; exit 2 ;; esac
 # shellcheck disable=SC2034 # read by lib.sh
-URDMA_DEV=rxe0
+URDMA_DEV=${KIND}0
 # shellcheck source=../guest/lib.sh
 . "$(dirname "$0")/../guest/lib.sh"
 ROLE=${URDMA_ROLE:?URDMA_ROLE (server or client) is not set}
 # shellcheck disable=SC2034 # read by lib.sh
-TAP_PREFIX="t_rxe_rxe ($ROLE)"
+TAP_PREFIX="twohost $KIND $PROG ($ROLE)"
 NIC=${URDMA_NIC:?URDMA_NIC is not set: run under urdma-vm --nic}
 PEER=${URDMA_PEER_IP:?URDMA_PEER_IP is not set}
-ITERS=${URDMA_PP_ITERS:-100}
 PORT=18515
 RESULTS=${URDMA_RESULTS:-/tmp}/twohost
 mkdir -p "$RESULTS"
-LOG=$RESULTS/rc_pingpong.$ROLE
+LOG=$RESULTS/${PROG}_pingpong.$KIND.$ROLE
 
 # Without --no-urdma the harness put urdma0 on the NIC.
-rdma link del urdma0 2>/dev/null || true
-check "rdma link add $DEV type rxe netdev $NIC" rdma link add "$DEV" type rxe netdev "$NIC"
+if [ "$KIND" = rxe ]; then
+	rdma link del urdma0 2>/dev/null || true
+	check "rdma link add $DEV type rxe netdev $NIC" rdma link add "$DEV" type rxe netdev "$NIC"
+fi
 if ! wait_gid_v4 "$DEV"; then
 	tap_fail "$DEV has an IPv4 RoCE v2 GID" \
 		"$(grep -H . /sys/class/infiniband/"$DEV"/ports/1/gids/* 2>&1 | grep -v ':0000:0000:0000:0000:0000:0000:0000:0000$' | head)"
@@ -47,7 +53,9 @@ else
 fi
 
 TMO=(timeout -k 5 120)
-PP=(ibv_rc_pingpong -d "$DEV" -g "$GIDIDX" -p "$PORT" -n "$ITERS" -c)
+PP=("ibv_${PROG}_pingpong" -d "$DEV" -g "$GIDIDX" -p "$PORT" -n "$ITERS" -c)
+# ud_pingpong's default 2048-byte message exceeds the 1024-byte MTU.
+[ "$PROG" = ud ] && PP+=(-s 512)
 rc=0
 if [ "$ROLE" = server ]; then
 	"${TMO[@]}" "${PP[@]}" >"$LOG" 2>&1 || rc=$?

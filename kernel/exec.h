@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The engine's internals shared by exec.c (WQEs, the local path,
+ * completions) and wire.c (RoCEv2 requester and responder).
+ */
+#ifndef URDMA_EXEC_H
+#define URDMA_EXEC_H
+
+#include "urdma.h"
+
+/* WQEs a QP may execute per pass, so that one busy QP cannot starve others. */
+#define URDMA_QP_BUDGET		16
+#define URDMA_GRH_LEN		40
+#define URDMA_COPY_RESCHED	(256 * 1024)
+
+/* A piece of a message: kernel bytes, or a range of an MR. */
+struct urdma_sg {
+	void *kva;		/* inline data, the GRH, an atomic result */
+	struct urdma_mr *mr;	/* else: translates [va, va + len) */
+	u64 va;
+	u32 len;
+};
+
+/* An engine thread's private copies; never on the stack (they are big). */
+struct urdma_scratch {
+	union {
+		struct urdma_send_wqe hdr;
+		u8 raw[URDMA_MAX_STRIDE];
+	} swqe;
+	union {
+		struct urdma_recv_wqe hdr;
+		u8 raw[URDMA_MAX_STRIDE];
+	} rwqe;
+	struct urdma_sg src[URDMA_MAX_SGE];
+	struct urdma_sg dst[URDMA_MAX_SGE + 1];	/* + the GRH */
+	u8 grh[URDMA_GRH_LEN];
+	u64 atomic_orig;
+};
+
+/* The responder side of a WQE on the local path. */
+struct urdma_peer {
+	struct urdma_dev *dev;
+	struct urdma_qp *qp;
+	u32 pdn;
+	struct urdma_av av;	/* UD: the AH's address vector */
+};
+
+/**
+ * struct urdma_msg - a message that consumes a receive WQE
+ * @src: its data (NULL: none, as for RDMA_WRITE_WITH_IMM), @nsrc pieces
+ * @len: its length
+ * @grh: UD: the 40 bytes that go first into the receive buffer
+ * @ex: immediate data (big-endian) or invalidated rkey, per @cqe_flags
+ * @rc: the sender is told of receiver errors, and waits on RNR
+ */
+struct urdma_msg {
+	struct urdma_sg *src;
+	int nsrc;
+	u64 len;
+	const u8 *grh;
+	u32 src_qp;
+	u32 ex;
+	u8 cqe_opcode;
+	u8 cqe_flags;
+	u8 net_type;
+	u8 sl;
+	bool solicited;
+	bool rc;
+};
+
+u32 urdma_qp_pdn(const struct urdma_qp *qp);
+void urdma_count(struct urdma_engine *eng, enum urdma_counter c);
+void urdma_qp_set_error(struct urdma_qp *qp);
+void urdma_qp_event(struct urdma_qp *qp, enum ib_event_type type);
+bool urdma_cq_push(struct urdma_engine *eng, struct urdma_cq *cq,
+		   struct urdma_cqe *src, bool solicited);
+bool urdma_complete_send(struct urdma_engine *eng, struct urdma_qp *qp,
+			 u64 wr_id, u8 opcode, u32 byte_len, u8 status);
+u8 urdma_lkey_sgl(struct urdma_dev *udev, u32 pdn,
+		  const struct urdma_sge *sge, unsigned int num,
+		  int access, struct urdma_sg *sg, int *nsg, u64 *len);
+void urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
+		int nsrc, u64 len);
+void urdma_sgl_skip(struct urdma_sg *sg, int n, u32 skip);
+int urdma_take_recv(struct urdma_engine *eng, struct urdma_qp *qp,
+		    u32 *max_sge);
+void urdma_complete_recv(struct urdma_engine *eng, struct urdma_qp *qp,
+			 struct urdma_cqe *cqe, bool solicited);
+bool urdma_state_receives(enum ib_qp_state state);
+bool urdma_find_ah(struct urdma_dev *udev, u32 ahn, struct urdma_av *av);
+void urdma_build_grh(u8 *grh, const struct urdma_av *av, u32 len);
+u8 urdma_wqe_gather(struct urdma_engine *eng, struct urdma_qp *qp,
+		    int access, int *nsrc, u64 *len);
+int urdma_recv_msg(struct urdma_engine *eng, struct urdma_qp *rqp,
+		   struct urdma_dev *rdev, const struct urdma_msg *m);
+
+/* wire.c */
+u8 urdma_ud_xmit(struct urdma_engine *eng, struct urdma_qp *qp,
+		 const struct urdma_send_wqe *wqe, const struct urdma_av *av,
+		 int nsrc, u32 len);
+
+#endif /* URDMA_EXEC_H */

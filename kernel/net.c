@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * RoCEv2 through the bound netdev: packets in and out.
+ *
+ * Receive.  urdma does not own UDP port 4791: rxe binds it, without
+ * SO_REUSEPORT, in the initial namespace when it loads, so a urdma socket
+ * there would keep rxe from loading (or fail to bind if rxe came first).
+ * Instead each device adds packet handlers (ETH_P_IP, ETH_P_IPV6) for its
+ * netdev alone.  They see the bound netdev's frames before the IP layer,
+ * take UDP datagrams to port 4791, and queue them to the engine thread that
+ * serves the destination QP (QPN modulo the number of engines, the rule
+ * urdma_create_qp() assigns QPs by).  The IP layer still gets the frame:
+ * rxe's socket, if any, drops it (no rxe device on this netdev); without
+ * one UDP counts it in NoPorts and may answer with a rate-limited ICMP
+ * port unreachable, which RoCE senders ignore.
+ *
+ * Transmit.  The engine builds a whole packet in one linear skb, routes it
+ * like any local UDP datagram (so the neighbour layer resolves the MAC and
+ * netfilter sees it), computes the ICRC over the final headers and hands
+ * it to ip_local_out()/ip6_local_out().
+ */
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/skbuff.h>
+#include <linux/udp.h>
+#include <net/ip.h>
+#include <net/ip6_route.h>
+#include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
+#include <net/route.h>
+#include <rdma/ib_verbs.h>
+
+#include "urdma.h"
+#include "net.h"
+
+/* Frames an engine may have queued before the handler drops new ones. */
+#define URDMA_RXQ_MAX	4096
+
+static struct urdma_rx_cb *urdma_rx_cb(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct urdma_rx_cb) > sizeof(skb->cb));
+	return (struct urdma_rx_cb *)skb->cb;
+}
+
+/*
+ * Check the IP and UDP headers of a linear frame at skb->data.  Return:
+ * the length of the IP header, or 0 if this is not a RoCEv2 datagram.
+ */
+static unsigned int urdma_rx_ip(struct sk_buff *skb, bool ipv6)
+{
+	unsigned int iplen, tot;
+	struct udphdr *udp;
+
+	if (ipv6) {
+		struct ipv6hdr *ip6 = (struct ipv6hdr *)skb->data;
+
+		if (skb->len < sizeof(*ip6) || ip6->version != 6 ||
+		    ip6->nexthdr != IPPROTO_UDP)
+			return 0;
+		iplen = sizeof(*ip6);
+		tot = iplen + ntohs(ip6->payload_len);
+	} else {
+		struct iphdr *ip = (struct iphdr *)skb->data;
+
+		if (skb->len < sizeof(*ip) || ip->version != 4 ||
+		    ip->ihl != 5 || ip->protocol != IPPROTO_UDP ||
+		    ip_is_fragment(ip) || ip_fast_csum((u8 *)ip, ip->ihl))
+			return 0;
+		iplen = sizeof(*ip);
+		tot = ntohs(ip->tot_len);
+	}
+	if (tot > skb->len || tot < iplen + sizeof(*udp))
+		return 0;
+	udp = (struct udphdr *)(skb->data + iplen);
+	if (udp->dest != htons(URDMA_UDP_PORT) ||
+	    ntohs(udp->len) != tot - iplen)
+		return 0;
+	if (pskb_trim(skb, tot))
+		return 0;
+	return iplen;
+}
+
+static int urdma_rx_frame(struct sk_buff *skb, struct net_device *ndev,
+			  struct packet_type *pt, struct net_device *orig)
+{
+	struct urdma_dev *udev = pt->af_packet_priv;
+	bool ipv6 = pt->type == htons(ETH_P_IPV6);
+	const struct urdma_bth *bth;
+	struct urdma_engine *eng;
+	unsigned int iplen;
+
+	if (skb->pkt_type != PACKET_HOST)
+		goto consume;
+	skb = skb_share_check(skb, GFP_ATOMIC);
+	if (!skb)
+		return NET_RX_DROP;
+	/* Cheap test first: is it UDP to 4791 at all? */
+	if (!pskb_may_pull(skb, (ipv6 ? sizeof(struct ipv6hdr) :
+				 sizeof(struct iphdr)) + sizeof(struct udphdr)))
+		goto consume;
+	if (skb_linearize(skb))
+		goto drop;
+	iplen = urdma_rx_ip(skb, ipv6);
+	if (!iplen)
+		goto consume;
+
+	urdma_rx_cb(skb)->iplen = iplen;
+	urdma_rx_cb(skb)->ipv6 = ipv6;
+	if (skb->len < iplen + sizeof(struct udphdr) + sizeof(*bth) +
+		       URDMA_ICRC_LEN) {
+		eng = &udev->engines[0];
+		goto count_drop;
+	}
+	bth = (const struct urdma_bth *)(skb->data + iplen +
+					 sizeof(struct udphdr));
+	eng = &udev->engines[FIELD_GET(URDMA_BTH_QPN, be32_to_cpu(bth->w1)) %
+			     udev->num_engines];
+	if (skb_queue_len(&eng->rxq) >= URDMA_RXQ_MAX)
+		goto count_drop;
+	skb_queue_tail(&eng->rxq, skb);
+	urdma_engine_wake(eng);
+	return NET_RX_SUCCESS;
+
+count_drop:
+	atomic64_inc(&eng->rx_dropped);
+drop:
+	kfree_skb(skb);
+	return NET_RX_DROP;
+consume:
+	consume_skb(skb);
+	return NET_RX_SUCCESS;
+}
+
+/**
+ * urdma_net_start - start receiving RoCEv2 on the device's netdev
+ * @udev: the device; its engines are running
+ */
+void urdma_net_start(struct urdma_dev *udev)
+{
+	struct packet_type *pt;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		pt = &udev->ptype[i];
+		pt->type = i ? htons(ETH_P_IPV6) : htons(ETH_P_IP);
+		pt->dev = udev->ndev;
+		pt->func = urdma_rx_frame;
+		pt->af_packet_priv = udev;
+		dev_add_pack(pt);
+	}
+	udev->net_started = true;
+}
+
+/**
+ * urdma_net_stop - stop receiving; no handler runs once this returns
+ * @udev: the device
+ */
+void urdma_net_stop(struct urdma_dev *udev)
+{
+	if (!udev->net_started)
+		return;
+	dev_remove_pack(&udev->ptype[0]);
+	dev_remove_pack(&udev->ptype[1]);	/* synchronize_net() */
+	udev->net_started = false;
+}
+
+/**
+ * urdma_pkt_parse - check a received packet's transport headers
+ * @udev: the device it came in on
+ * @skb: as the receive handler queued it
+ * @pkt: filled in
+ *
+ * Checks the BTH, that the opcode is one urdma knows, the lengths, and the
+ * ICRC.  Return: 0, or -EBADMSG (counted by the caller as a drop) or
+ * -EILSEQ for an ICRC mismatch.
+ */
+int urdma_pkt_parse(struct urdma_dev *udev, struct sk_buff *skb,
+		    struct urdma_pkt *pkt)
+{
+	const struct urdma_rx_cb *cb = urdma_rx_cb(skb);
+	const u8 *end = skb->data + skb->len;
+	const struct urdma_opcode *op;
+	u32 w0, len;
+	__le32 icrc;
+
+	pkt->nh = skb->data;
+	pkt->ipv6 = cb->ipv6;
+	pkt->bth = (const struct urdma_bth *)(skb->data + cb->iplen +
+					      sizeof(struct udphdr));
+	len = end - (const u8 *)pkt->bth;
+	w0 = be32_to_cpu(pkt->bth->w0);
+	pkt->opcode = FIELD_GET(URDMA_BTH_OPCODE, w0);
+	op = &urdma_opcodes[pkt->opcode];
+	pkt->flags = op->flags;
+	if (!op->flags || FIELD_GET(URDMA_BTH_TVER, w0) ||
+	    len < op->hdr_len + URDMA_ICRC_LEN)
+		return -EBADMSG;
+	pkt->pad = FIELD_GET(URDMA_BTH_PAD, w0);
+	if (len < op->hdr_len + pkt->pad + URDMA_ICRC_LEN)
+		return -EBADMSG;
+	pkt->paylen = len - op->hdr_len - pkt->pad - URDMA_ICRC_LEN;
+	if (pkt->paylen && !(op->flags & URDMA_PF_PAYLOAD))
+		return -EBADMSG;
+	pkt->payload = (const u8 *)pkt->bth + op->hdr_len;
+	pkt->se = w0 & URDMA_BTH_SE;
+	pkt->pkey = FIELD_GET(URDMA_BTH_PKEY, w0);
+	pkt->qpn = FIELD_GET(URDMA_BTH_QPN, be32_to_cpu(pkt->bth->w1));
+	pkt->psn = FIELD_GET(URDMA_BTH_PSN, be32_to_cpu(pkt->bth->w2));
+	pkt->ackreq = be32_to_cpu(pkt->bth->w2) & URDMA_BTH_ACKREQ;
+
+	memcpy(&icrc, end - URDMA_ICRC_LEN, sizeof(icrc));
+	if (icrc != urdma_icrc(pkt->nh, pkt->ipv6, len - URDMA_ICRC_LEN))
+		return -EILSEQ;
+	return 0;
+}
+
+/* The packet's addresses as GIDs (IPv4-mapped for IPv4). */
+void urdma_pkt_gids(const struct urdma_pkt *pkt, union ib_gid *sgid,
+		    union ib_gid *dgid)
+{
+	if (pkt->ipv6) {
+		const struct ipv6hdr *ip6 = (const struct ipv6hdr *)pkt->nh;
+
+		memcpy(sgid->raw, &ip6->saddr, 16);
+		memcpy(dgid->raw, &ip6->daddr, 16);
+	} else {
+		const struct iphdr *ip = (const struct iphdr *)pkt->nh;
+
+		ipv6_addr_set_v4mapped(ip->saddr, (struct in6_addr *)sgid->raw);
+		ipv6_addr_set_v4mapped(ip->daddr, (struct in6_addr *)dgid->raw);
+	}
+}
+
+/**
+ * urdma_pkt_alloc - a packet to fill in
+ * @udev: the sending device
+ * @opcode: its opcode; the table gives the header length
+ * @paylen: payload bytes
+ * @tx: filled in: the skb, and where the headers and the payload go
+ *
+ * The caller fills in the BTH, the extended headers and the payload, then
+ * calls urdma_pkt_xmit().  Return: 0 or -ENOMEM.
+ */
+int urdma_pkt_alloc(struct urdma_dev *udev, u8 opcode, u32 paylen,
+		    struct urdma_tx *tx)
+{
+	unsigned int hdr = urdma_opcodes[opcode].hdr_len;
+	unsigned int pad = -paylen & 3;
+	unsigned int room = LL_RESERVED_SPACE(udev->ndev) +
+			    sizeof(struct ipv6hdr) + sizeof(struct udphdr);
+	struct sk_buff *skb;
+
+	skb = alloc_skb(room + hdr + paylen + pad + URDMA_ICRC_LEN,
+			GFP_ATOMIC | __GFP_NOWARN);
+	if (!skb)
+		return -ENOMEM;
+	skb_reserve(skb, room);
+	tx->skb = skb;
+	tx->bth = skb_put_zero(skb, hdr);
+	tx->payload = skb_put(skb, paylen);
+	skb_put_zero(skb, pad + URDMA_ICRC_LEN);
+	tx->bth->w0 = cpu_to_be32(FIELD_PREP(URDMA_BTH_OPCODE, opcode) |
+				  FIELD_PREP(URDMA_BTH_PAD, pad) |
+				  FIELD_PREP(URDMA_BTH_PKEY,
+					     URDMA_DEFAULT_PKEY));
+	return 0;
+}
+
+static struct dst_entry *urdma_route4(struct net *net, struct net_device *ndev,
+				      const struct urdma_av *av)
+{
+	struct flowi4 fl = {
+		.flowi4_oif = ndev->ifindex,
+		.flowi4_proto = IPPROTO_UDP,
+	};
+	struct rtable *rt;
+
+	memcpy(&fl.saddr, &av->sgid.raw[12], 4);
+	memcpy(&fl.daddr, &av->dgid.raw[12], 4);
+	rt = ip_route_output_key(net, &fl);
+	return IS_ERR(rt) ? NULL : &rt->dst;
+}
+
+static struct dst_entry *urdma_route6(struct net *net, struct net_device *ndev,
+				      const struct urdma_av *av)
+{
+	struct flowi6 fl = {
+		.flowi6_oif = ndev->ifindex,
+		.flowi6_proto = IPPROTO_UDP,
+	};
+	struct dst_entry *dst;
+
+	if (!IS_ENABLED(CONFIG_IPV6) || !ipv6_stub->ipv6_dst_lookup_flow)
+		return NULL;
+	memcpy(&fl.saddr, av->sgid.raw, 16);
+	memcpy(&fl.daddr, av->dgid.raw, 16);
+	dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl, NULL);
+	if (IS_ERR(dst))
+		return NULL;
+	if (dst->error) {
+		dst_release(dst);
+		return NULL;
+	}
+	return dst;
+}
+
+/**
+ * urdma_pkt_xmit - add UDP and IP headers and the ICRC, and send
+ * @udev: the sending device
+ * @av: the path: addresses, traffic class, hop limit
+ * @tx: from urdma_pkt_alloc(), filled in; consumed
+ * @sport: the UDP source port
+ *
+ * Return: 0, or -EHOSTUNREACH if there is no route.
+ */
+int urdma_pkt_xmit(struct urdma_dev *udev, const struct urdma_av *av,
+		   struct urdma_tx *tx, u16 sport)
+{
+	struct sk_buff *skb = tx->skb;
+	struct net *net = dev_net(udev->ndev);
+	bool ipv6 = av->net_type == RDMA_NETWORK_IPV6;
+	unsigned int tlen = skb->len;
+	struct dst_entry *dst;
+	struct udphdr *udp;
+	int ret;
+
+	dst = ipv6 ? urdma_route6(net, udev->ndev, av) :
+		     urdma_route4(net, udev->ndev, av);
+	if (!dst) {
+		kfree_skb(skb);
+		return -EHOSTUNREACH;
+	}
+	skb_dst_set(skb, dst);
+	skb->dev = dst->dev;
+	skb->priority = av->sl;
+
+	udp = skb_push(skb, sizeof(*udp));
+	skb_reset_transport_header(skb);
+	udp->source = htons(sport);
+	udp->dest = htons(URDMA_UDP_PORT);
+	udp->len = htons(skb->len);
+	udp->check = 0;
+
+	if (ipv6) {
+		struct ipv6hdr *ip6 = skb_push(skb, sizeof(*ip6));
+
+		skb_reset_network_header(skb);
+		ip6_flow_hdr(ip6, av->traffic_class,
+			     cpu_to_be32(av->flow_label));
+		ip6->payload_len = htons(skb->len - sizeof(*ip6));
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->hop_limit = av->hop_limit;
+		memcpy(&ip6->saddr, av->sgid.raw, 16);
+		memcpy(&ip6->daddr, av->dgid.raw, 16);
+		skb->protocol = htons(ETH_P_IPV6);
+		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	} else {
+		struct iphdr *ip = skb_push(skb, sizeof(*ip));
+
+		skb_reset_network_header(skb);
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->tos = av->traffic_class;
+		ip->tot_len = htons(skb->len);
+		ip->frag_off = htons(IP_DF);
+		ip->ttl = av->hop_limit;
+		ip->protocol = IPPROTO_UDP;
+		memcpy(&ip->saddr, &av->sgid.raw[12], 4);
+		memcpy(&ip->daddr, &av->dgid.raw[12], 4);
+		__ip_select_ident(net, ip, 1);
+		skb->protocol = htons(ETH_P_IP);
+		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	}
+	skb->ip_summed = CHECKSUM_NONE;
+
+	/* The ICRC covers the final IP and UDP headers. */
+	{
+		__le32 icrc = urdma_icrc(skb->data, ipv6,
+					 tlen - URDMA_ICRC_LEN);
+
+		memcpy(skb_tail_pointer(skb) - URDMA_ICRC_LEN, &icrc,
+		       sizeof(icrc));
+	}
+
+	ret = ipv6 ? ip6_local_out(net, NULL, skb) :
+		     ip_local_out(net, NULL, skb);
+	return net_xmit_eval(ret) ? -ENOBUFS : 0;
+}
+
+/* The UDP source port of a flow (IBTA A17.5.3: from the flow label). */
+u16 urdma_udp_sport(u32 flow_label, u32 lqpn, u32 rqpn)
+{
+	if (!flow_label)
+		flow_label = rdma_calc_flow_label(lqpn, rqpn);
+	return rdma_flow_label_to_udp_sport(flow_label);
+}

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The wire path: what the engine sends and receives as RoCEv2 packets when
+ * the other end is not a urdma device of this host.
+ *
+ * UD and GSI.  A UD send is one packet (SEND_ONLY, or SEND_ONLY_WITH_IMM,
+ * with a DETH) and completes once the IP layer has it: UD is unreliable,
+ * and so is its completion.  A received UD packet is checked (P_Key,
+ * Q_Key; QP1 takes only the GSI Q_Key) and consumes a receive WQE of the
+ * destination QP; the receive buffer starts with the 40-byte GRH made from
+ * the packet's IP header, as IBTA A17.4.5.1 says (IPv4: 20 bytes of zeros,
+ * then the IPv4 header).
+ */
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+
+#include <rdma/ib_mad.h>
+
+#include "exec.h"
+
+static bool urdma_is_ud(const struct urdma_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
+
+/* A P_Key matches the default partition, full or limited member. */
+static bool urdma_pkey_ok(u16 pkey)
+{
+	return (pkey & 0x7fff) == (URDMA_DEFAULT_PKEY & 0x7fff);
+}
+
+/**
+ * urdma_ud_xmit - send the UD WQE in the scratch area as one packet
+ * @eng: the engine
+ * @qp: a UD or GSI QP
+ * @wqe: the WQE
+ * @av: its AH's address vector
+ * @nsrc: its gathered data, in the scratch area's src list
+ * @len: its length (at most the path MTU; checked by the caller)
+ *
+ * Return: the completion status.  A packet the IP layer will not take is
+ * lost, which UD allows; it is counted.
+ */
+u8 urdma_ud_xmit(struct urdma_engine *eng, struct urdma_qp *qp,
+		 const struct urdma_send_wqe *wqe, const struct urdma_av *av,
+		 int nsrc, u32 len)
+{
+	struct urdma_dev *udev = to_udev(qp->ibqp.device);
+	bool imm = wqe->opcode == URDMA_WQE_SEND_IMM;
+	u8 opcode = URDMA_TR_UD | (imm ? URDMA_OP_SEND_ONLY_IMM :
+					 URDMA_OP_SEND_ONLY);
+	u32 dqpn = wqe->ud.remote_qpn & URDMA_BTH_QPN;
+	u32 qkey = wqe->ud.remote_qkey;
+	struct urdma_deth *deth;
+	struct urdma_sg dst;
+	struct urdma_tx tx;
+	u32 psn;
+
+	if (urdma_pkt_alloc(udev, opcode, len, &tx)) {
+		urdma_count(eng, URDMA_CNT_TX_ERRS);
+		return IB_WC_SUCCESS;
+	}
+	/* IBTA 10.2.5: the high bit says "use the QP's own Q_Key". */
+	if (qkey & BIT(31))
+		qkey = qp->attr.qkey;
+	psn = qp->req_psn;
+	qp->req_psn = urdma_psn_add(psn, 1);
+
+	if (wqe->flags & URDMA_WQE_SOLICITED)
+		tx.bth->w0 |= cpu_to_be32(URDMA_BTH_SE);
+	tx.bth->w1 = cpu_to_be32(FIELD_PREP(URDMA_BTH_QPN, dqpn));
+	tx.bth->w2 = cpu_to_be32(FIELD_PREP(URDMA_BTH_PSN, psn));
+	deth = urdma_tx_hdr(&tx, opcode, URDMA_H_DETH);
+	deth->qkey = cpu_to_be32(qkey);
+	deth->sqp = cpu_to_be32(FIELD_PREP(URDMA_DETH_SQP, qp->ibqp.qp_num));
+	if (imm)
+		memcpy(urdma_tx_hdr(&tx, opcode, URDMA_H_IMM), &wqe->ex, 4);
+	if (len) {
+		dst.kva = tx.payload;
+		dst.mr = NULL;
+		dst.len = len;
+		urdma_copy(&dst, 1, eng->scratch->src, nsrc, len);
+	}
+
+	if (urdma_pkt_xmit(udev, av, &tx,
+			   urdma_udp_sport(av->flow_label, qp->ibqp.qp_num,
+					   dqpn)))
+		urdma_count(eng, URDMA_CNT_TX_ERRS);
+	else
+		urdma_count(eng, URDMA_CNT_TX_PKTS);
+	return IB_WC_SUCCESS;
+}
+
+/* The GRH a UD receive starts with, from the packet's IP header. */
+static void urdma_pkt_grh(const struct urdma_pkt *pkt, u8 *grh)
+{
+	if (pkt->ipv6) {
+		memcpy(grh, pkt->nh, sizeof(struct ipv6hdr));
+	} else {
+		memset(grh, 0, URDMA_GRH_LEN - sizeof(struct iphdr));
+		memcpy(grh + URDMA_GRH_LEN - sizeof(struct iphdr), pkt->nh,
+		       sizeof(struct iphdr));
+	}
+}
+
+/* A UD or GSI packet.  Return: false if it was dropped. */
+static bool urdma_rx_ud(struct urdma_engine *eng, struct urdma_qp *qp,
+			const struct urdma_pkt *pkt)
+{
+	const struct urdma_deth *deth = urdma_pkt_hdr(pkt, URDMA_H_DETH);
+	u32 qkey = be32_to_cpu(deth->qkey);
+	struct urdma_sg src = {
+		.kva = (void *)pkt->payload,
+		.len = pkt->paylen,
+	};
+	struct urdma_msg m = {
+		.src = &src,
+		.nsrc = 1,
+		.len = pkt->paylen,
+		.grh = eng->scratch->grh,
+		.src_qp = FIELD_GET(URDMA_DETH_SQP, be32_to_cpu(deth->sqp)),
+		.cqe_opcode = URDMA_CQE_RECV,
+		.net_type = pkt->ipv6 ? RDMA_NETWORK_IPV6 : RDMA_NETWORK_IPV4,
+		.solicited = pkt->se,
+	};
+
+	if (!urdma_is_ud(qp))
+		return false;
+	if (qp->ibqp.qp_type == IB_QPT_GSI ? qkey != IB_QP1_QKEY :
+	    qkey != READ_ONCE(qp->attr.qkey))
+		return false;
+	if (pkt->flags & URDMA_PF_IMM) {
+		memcpy(&m.ex, urdma_pkt_hdr(pkt, URDMA_H_IMM), 4);
+		m.cqe_flags = URDMA_CQE_IMM;
+	}
+	urdma_pkt_grh(pkt, eng->scratch->grh);
+	/* No receive WQE: UD drops the message (IBTA 9.8.3). */
+	urdma_recv_msg(eng, qp, to_udev(qp->ibqp.device), &m);
+	return true;
+}
+
+/**
+ * urdma_rx - handle a received frame
+ * @eng: the engine that serves its destination QP; inside a pass
+ * @skb: as net.c's receive handler queued it; consumed
+ */
+void urdma_rx(struct urdma_engine *eng, struct sk_buff *skb)
+{
+	struct urdma_dev *udev = eng->udev;
+	struct urdma_pkt pkt;
+	struct urdma_qp *qp;
+	bool ok = false;
+	int ret;
+
+	ret = urdma_pkt_parse(udev, skb, &pkt);
+	if (ret) {
+		urdma_count(eng, ret == -EILSEQ ? URDMA_CNT_ICRC_ERRS :
+						  URDMA_CNT_RX_DROPS);
+		kfree_skb(skb);
+		return;
+	}
+	/* Lookups in a pass are safe: removal waits for it to end. */
+	qp = xa_load(&udev->qps, pkt.qpn);
+	if (qp && urdma_pkey_ok(pkt.pkey) &&
+	    urdma_state_receives(READ_ONCE(qp->attr.qp_state))) {
+		switch (pkt.opcode & 0xe0) {
+		case URDMA_TR_UD:
+			ok = urdma_rx_ud(eng, qp, &pkt);
+			break;
+		default:
+			break;
+		}
+	}
+	if (ok) {
+		urdma_count(eng, URDMA_CNT_RX_PKTS);
+		consume_skb(skb);
+	} else {
+		urdma_count(eng, URDMA_CNT_RX_DROPS);
+		kfree_skb(skb);
+	}
+}
