@@ -182,8 +182,8 @@ bool urdma_complete_send(struct urdma_engine *eng, struct urdma_qp *qp,
 /* ---- memory ----------------------------------------------------------------- */
 
 /* The bytes of @sg at @off: kernel address and how many are contiguous. */
-static void *urdma_sg_kva(const struct urdma_sg *sg, u32 off, u32 want,
-			  u32 *contig)
+void *urdma_sg_kva(const struct urdma_sg *sg, u32 off, u32 want,
+		   u32 *contig)
 {
 	if (sg->kva) {
 		*contig = want;
@@ -285,8 +285,8 @@ u8 urdma_lkey_sgl(struct urdma_dev *udev, u32 pdn,
  *
  * Return: whether the responder grants the access.
  */
-static bool urdma_rkey_sg(const struct urdma_peer *peer, u32 rkey, u64 va,
-			  u64 len, int access, struct urdma_sg *sg)
+bool urdma_rkey_sg(const struct urdma_peer *peer, u32 rkey, u64 va,
+		   u64 len, int access, struct urdma_sg *sg)
 {
 	struct urdma_mem *mem = urdma_key_lookup(&peer->dev->keys, rkey);
 	struct urdma_mr *mr;
@@ -698,8 +698,8 @@ static bool urdma_wqe_opcode_ok(const struct urdma_qp *qp, u8 op)
 			 URDMA_WQE_FENCE | URDMA_WQE_INLINE)
 
 /* Is the copied WQE well formed for @qp?  (Its keys are checked later.) */
-static bool urdma_wqe_valid(const struct urdma_qp *qp,
-			    const struct urdma_send_wqe *wqe)
+bool urdma_wqe_valid(const struct urdma_qp *qp,
+		     const struct urdma_send_wqe *wqe)
 {
 	if (!urdma_wqe_opcode_ok(qp, wqe->opcode) ||
 	    (wqe->flags & ~URDMA_WQE_FLAGS))
@@ -730,7 +730,7 @@ u8 urdma_wqe_gather(struct urdma_engine *eng, struct urdma_qp *qp,
 }
 
 /* The QP access flag the responder needs for an opcode; 0 if none. */
-static int urdma_resp_qp_access(u8 op)
+int urdma_resp_qp_access(u8 op)
 {
 	switch (op) {
 	case URDMA_WQE_RDMA_WRITE:
@@ -748,7 +748,7 @@ static int urdma_resp_qp_access(u8 op)
 }
 
 /* Invalidate @key at the responder (SEND_WITH_INV) or locally (LOCAL_INV). */
-static bool urdma_invalidate(struct urdma_dev *udev, u32 pdn, u32 key)
+bool urdma_invalidate(struct urdma_dev *udev, u32 pdn, u32 key)
 {
 	struct urdma_mem *mem = urdma_key_lookup(&udev->keys, key);
 
@@ -765,7 +765,7 @@ static bool urdma_invalidate(struct urdma_dev *udev, u32 pdn, u32 key)
 }
 
 /* BIND_MW (IBTA 10.6.7.3): the window takes the new key; status returned. */
-static u8 urdma_bind_mw(struct urdma_qp *qp, const struct urdma_send_wqe *wqe)
+u8 urdma_bind_mw(struct urdma_qp *qp, const struct urdma_send_wqe *wqe)
 {
 	struct urdma_dev *udev = to_udev(qp->ibqp.device);
 	const struct urdma_wqe_bind *b = &wqe->bind;
@@ -823,7 +823,7 @@ static u8 urdma_bind_mw(struct urdma_qp *qp, const struct urdma_send_wqe *wqe)
 }
 
 /* Kernel fast registration: the FRMR takes its new key and access. */
-static u8 urdma_reg_mr(struct urdma_qp *qp, const struct urdma_send_wqe *wqe)
+u8 urdma_reg_mr(struct urdma_qp *qp, const struct urdma_send_wqe *wqe)
 {
 	struct urdma_dev *udev = to_udev(qp->ibqp.device);
 	const struct urdma_wqe_reg *r = &wqe->reg;
@@ -845,8 +845,8 @@ static u8 urdma_reg_mr(struct urdma_qp *qp, const struct urdma_send_wqe *wqe)
 }
 
 /* The 8 bytes an atomic operates on, at the responder. */
-static u64 *urdma_atomic_target(const struct urdma_peer *peer, u64 va, u32 rkey,
-				int access, u8 *status)
+u64 *urdma_atomic_target(const struct urdma_peer *peer, u64 va, u32 rkey,
+			 int access, u8 *status)
 {
 	struct urdma_sg sg;
 	u32 contig;
@@ -1095,8 +1095,14 @@ static const u16 urdma_rnr_10us[32] = {
 	16384, 24576, 32768, 49152,
 };
 
+/* IBTA table 45 in nanoseconds. */
+u64 urdma_rnr_ns(u8 rnr_timer)
+{
+	return urdma_rnr_10us[rnr_timer & 31] * 10ULL * NSEC_PER_USEC;
+}
+
 /* Local ACK timeout: 4.096 us * 2^timeout; 0 means infinite (poll each ms). */
-static u64 urdma_ack_timeout_ns(u8 timeout)
+u64 urdma_ack_timeout_ns(u8 timeout)
 {
 	if (!timeout)
 		return NSEC_PER_MSEC;
@@ -1121,7 +1127,7 @@ static bool urdma_qp_wait(struct urdma_engine *eng, struct urdma_qp *qp,
 				return false;
 			qp->rnr_left--;
 		}
-		ns = urdma_rnr_10us[rnr_timer & 31] * 10ULL * NSEC_PER_USEC;
+		ns = urdma_rnr_ns(rnr_timer);
 	} else {
 		urdma_count(eng, URDMA_CNT_RETRIES);
 		if (qp->attr.timeout) {
@@ -1139,7 +1145,7 @@ static bool urdma_qp_wait(struct urdma_engine *eng, struct urdma_qp *qp,
 /* ---- a QP's turn in a pass -------------------------------------------------- */
 
 /* Retire the SQ's head WQE. */
-static void urdma_sq_retire(struct urdma_qp *qp)
+void urdma_sq_retire(struct urdma_qp *qp)
 {
 	struct urdma_qp_db *db = qp->db.kva;
 
@@ -1266,7 +1272,11 @@ static int urdma_qp_flush(struct urdma_engine *eng, struct urdma_qp *qp)
 int urdma_qp_run(struct urdma_engine *eng, struct urdma_qp *qp)
 {
 	switch (READ_ONCE(qp->attr.qp_state)) {
+	case IB_QPS_RTR:
+		return qp->use_wire ? urdma_wire_run(eng, qp) : 0;
 	case IB_QPS_RTS:
+		if (qp->use_wire)
+			return urdma_wire_run(eng, qp);
 		return urdma_qp_send(eng, qp);
 	case IB_QPS_ERR:
 		return urdma_qp_flush(eng, qp);

@@ -94,9 +94,29 @@ u8 urdma_wqe_gather(struct urdma_engine *eng, struct urdma_qp *qp,
 int urdma_recv_msg(struct urdma_engine *eng, struct urdma_qp *rqp,
 		   struct urdma_dev *rdev, const struct urdma_msg *m);
 
+void *urdma_sg_kva(const struct urdma_sg *sg, u32 off, u32 want,
+		   u32 *contig);
+bool urdma_rkey_sg(const struct urdma_peer *peer, u32 rkey, u64 va,
+		   u64 len, int access, struct urdma_sg *sg);
+u64 *urdma_atomic_target(const struct urdma_peer *peer, u64 va, u32 rkey,
+			 int access, u8 *status);
+bool urdma_invalidate(struct urdma_dev *udev, u32 pdn, u32 key);
+int urdma_resp_qp_access(u8 op);
+bool urdma_wqe_valid(const struct urdma_qp *qp,
+		     const struct urdma_send_wqe *wqe);
+u8 urdma_bind_mw(struct urdma_qp *qp, const struct urdma_send_wqe *wqe);
+u8 urdma_reg_mr(struct urdma_qp *qp, const struct urdma_send_wqe *wqe);
+void urdma_sq_retire(struct urdma_qp *qp);
+u64 urdma_ack_timeout_ns(u8 timeout);
+u64 urdma_rnr_ns(u8 rnr_timer);
+
 /* wire.c */
 u8 urdma_ud_xmit(struct urdma_engine *eng, struct urdma_qp *qp,
 		 const struct urdma_send_wqe *wqe, const struct urdma_av *av,
 		 int nsrc, u32 len);
+
+/* wire_rc.c */
+bool urdma_rx_conn(struct urdma_engine *eng, struct urdma_qp *qp,
+		   const struct urdma_pkt *pkt);
 
 #endif /* URDMA_EXEC_H */

@@ -278,6 +278,7 @@ int urdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	urdma_engine_detach(qp);
 	xa_erase_irq(&udev->qps, ibqp->qp_num);
 	urdma_engine_sync();
+	urdma_wire_free(qp);
 	urdma_qp_free_rings(qp);
 	atomic_dec(&udev->nr_qp);
 	mutex_destroy(&qp->state_lock);
@@ -350,6 +351,8 @@ static void urdma_qp_reset(struct urdma_qp *qp)
 	qp->rq_cons = 0;
 	qp->waiting = false;
 	qp->tries_set = false;
+	urdma_wire_reset(qp);
+	WRITE_ONCE(qp->use_wire, false);
 
 	spin_lock_irq(&qp->sq_lock);
 	qp->sq_prod = 0;
@@ -409,6 +412,35 @@ static void urdma_qp_apply(struct urdma_qp *qp, const struct ib_qp_attr *attr,
 }
 
 /*
+ * At RTR an RC or UC QP whose peer is not a urdma device of this host
+ * takes the wire path (wire_rc.c), for good: the engine reads use_wire
+ * only once the state is RTR, which is published after it.
+ */
+static int urdma_qp_wire_setup(struct urdma_qp *qp,
+			       const struct ib_qp_attr *attr, int mask,
+			       const struct urdma_av *av)
+{
+	const struct urdma_av *path = (mask & IB_QP_AV) ? av : &qp->av;
+	int ret;
+
+	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC)
+		return 0;
+	if (path->peer) {
+		WRITE_ONCE(qp->use_wire, false);
+		return 0;
+	}
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->attr.max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	ret = urdma_wire_alloc(qp);
+	if (ret)
+		return ret;
+	qp->wire->epsn = ((mask & IB_QP_RQ_PSN) ? attr->rq_psn :
+			  qp->attr.rq_psn) & URDMA_PSN_MASK;
+	WRITE_ONCE(qp->use_wire, true);
+	return 0;
+}
+
+/*
  * The state changes last, with cmpxchg: the engine may have moved the QP
  * to ERROR meanwhile.  Return: false if it did and the change was not
  * to ERROR or RESET (the caller's transition no longer applies).
@@ -463,6 +495,11 @@ int urdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		goto out_unlock;
 	if (mask & IB_QP_AV) {
 		ret = urdma_av_from_attr(&av, &attr->ah_attr);
+		if (ret)
+			goto out_unlock;
+	}
+	if ((mask & IB_QP_STATE) && new == IB_QPS_RTR && cur != IB_QPS_RTR) {
+		ret = urdma_qp_wire_setup(qp, attr, mask, &av);
 		if (ret)
 			goto out_unlock;
 	}

@@ -17,6 +17,7 @@
 #include "engine.h"
 #include "mr.h"
 #include "net.h"
+#include "wire.h"
 #include "queue.h"
 
 #define URDMA_DRV_NAME		"urdma"
@@ -260,6 +261,8 @@ struct urdma_qp {
 	u8 rnr_left;
 	u8 retry_left;
 	u32 req_psn;
+	struct urdma_wire *wire;
+	bool use_wire;
 };
 
 /**

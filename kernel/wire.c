@@ -167,6 +167,10 @@ void urdma_rx(struct urdma_engine *eng, struct sk_buff *skb)
 		case URDMA_TR_UD:
 			ok = urdma_rx_ud(eng, qp, &pkt);
 			break;
+		case URDMA_TR_RC:
+		case URDMA_TR_UC:
+			ok = urdma_rx_conn(eng, qp, &pkt);
+			break;
 		default:
 			break;
 		}
