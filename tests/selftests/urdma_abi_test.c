@@ -4581,7 +4581,7 @@ TEST_F(q, qp_modify_bad_attrs)
 			m.dest_qp_num = ~0u;
 			break;
 		case 5:
-			m.max_dest_rd_atomic = 17;
+			m.max_dest_rd_atomic = 129;
 			break;
 		case 6:
 			m.max_dest_rd_atomic = 0xff;
@@ -4632,7 +4632,7 @@ TEST_F(q, qp_modify_bad_attrs)
 			m.rnr_retry = 8;
 			break;
 		case 5:
-			m.max_rd_atomic = 17;
+			m.max_rd_atomic = 129;
 			break;
 		case 6:
 			m.max_rd_atomic = 0xff;

@@ -554,15 +554,15 @@ TEST_F(QpTest, MissingOrForeignAttributesAreEinval)
 
 /*
  * ERRORS: attributes out of range are EINVAL (path MTU, PSNs > 2^24-1,
- * timeout > 31, retry or RNR retry > 7, RNR timer > 31, rd_atomic > 16,
+ * timeout > 31, retry or RNR retry > 7, RNR timer > 31, rd_atomic > 128,
  * pkey index, port, unknown access bits, dest QPN > 2^24-1), and leave the
  * QP in its state; the largest valid values are accepted and read back.
  */
 TEST_F(QpTest, OutOfRangeAttributesAreEinval)
 {
 	// The ABI's bound for rd_atomic is the device's.
-	ASSERT_EQ(attr_.max_qp_rd_atom, 16);
-	ASSERT_EQ(attr_.max_qp_init_rd_atom, 16);
+	ASSERT_EQ(attr_.max_qp_rd_atom, 128);
+	ASSERT_EQ(attr_.max_qp_init_rd_atom, 128);
 
 	struct Bad {
 		const char *what;
@@ -611,9 +611,9 @@ TEST_F(QpTest, OutOfRangeAttributesAreEinval)
 					  a.ah_attr.port_num = 2; } },
 			};
 			if (t == IBV_QPT_RC) {
-				rtr_bad.push_back({ "max_dest_rd_atomic 17",
+				rtr_bad.push_back({ "max_dest_rd_atomic 129",
 						    [](ibv_qp_attr &a) {
-							    a.max_dest_rd_atomic = 17;
+							    a.max_dest_rd_atomic = 129;
 						    } });
 				rtr_bad.push_back({ "min_rnr_timer 32",
 						    [](ibv_qp_attr &a) {
@@ -629,7 +629,7 @@ TEST_F(QpTest, OutOfRangeAttributesAreEinval)
 			rtr.attr.rq_psn = (1u << 24) - 1;
 		}
 		if (t == IBV_QPT_RC) {
-			rtr.attr.max_dest_rd_atomic = 16;
+			rtr.attr.max_dest_rd_atomic = 128;
 			rtr.attr.min_rnr_timer = 31;
 		}
 		ASSERT_EQ(modify(q, rtr), 0);
@@ -642,9 +642,9 @@ TEST_F(QpTest, OutOfRangeAttributesAreEinval)
 						    a.retry_cnt = 8; } });
 			rts_bad.push_back({ "rnr_retry 8", [](ibv_qp_attr &a) {
 						    a.rnr_retry = 8; } });
-			rts_bad.push_back({ "max_rd_atomic 17",
+			rts_bad.push_back({ "max_rd_atomic 129",
 					    [](ibv_qp_attr &a) {
-						    a.max_rd_atomic = 17; } });
+						    a.max_rd_atomic = 129; } });
 		}
 		expect_all_fail(q, IBV_QPS_RTR, rts_bad);
 		Step rts = rts_step(t);
@@ -653,7 +653,7 @@ TEST_F(QpTest, OutOfRangeAttributesAreEinval)
 			rts.attr.timeout = 31;
 			rts.attr.retry_cnt = 7;
 			rts.attr.rnr_retry = 7;
-			rts.attr.max_rd_atomic = 16;
+			rts.attr.max_rd_atomic = 128;
 		}
 		ASSERT_EQ(modify(q, rts), 0);
 
@@ -672,8 +672,8 @@ TEST_F(QpTest, OutOfRangeAttributesAreEinval)
 		}
 		if (t == IBV_QPT_RC) {
 			EXPECT_EQ(a.timeout, 31);
-			EXPECT_EQ(a.max_rd_atomic, 16);
-			EXPECT_EQ(a.max_dest_rd_atomic, 16);
+			EXPECT_EQ(a.max_rd_atomic, 128);
+			EXPECT_EQ(a.max_dest_rd_atomic, 128);
 			EXPECT_EQ(a.min_rnr_timer, 31);
 		}
 	}

@@ -1,0 +1,110 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Two-host interoperability suite.  This guest's side is urdma0 or rxe0 on
+# its NIC; the other guest runs the same script with its own KIND, and the
+# two walk the same list of tests in step: the server side of each test
+# listens on its own TCP port, the client side retries until it connects.
+# Each side prints its own TAP line per test.  Runs in a guest of
+# scripts/urdma-2host (URDMA_ROLE, URDMA_NIC, URDMA_PEER_IP):
+#   t_suite.sh KIND [TEST...]     KIND: urdma or rxe
+# Tests: rc uc ud srq (ibv_*_pingpong), write_bw read_bw send_bw atomic_bw
+# write_lat read_lat send_lat atomic_lat (perftest, TCP exchange),
+# write_bw_R send_lat_R (perftest -R: rdma_cm, GSI over the wire), rping.
+KIND=${1:?KIND: urdma or rxe}
+shift
+case $KIND in urdma | rxe) ;; *) echo "bad KIND $KIND" >&2; exit 2 ;; esac
+# shellcheck disable=SC2034 # read by lib.sh
+URDMA_DEV=${KIND}0
+# shellcheck source=../guest/lib.sh
+. "$(dirname "$0")/../guest/lib.sh"
+ROLE=${URDMA_ROLE:?URDMA_ROLE (server or client) is not set}
+# shellcheck disable=SC2034 # read by lib.sh
+TAP_PREFIX="twohost $KIND ($ROLE)"
+NIC=${URDMA_NIC:?URDMA_NIC is not set: run under urdma-vm --nic}
+PEER=${URDMA_PEER_IP:?URDMA_PEER_IP is not set}
+MYIP=${URDMA_NIC_IP:?URDMA_NIC_IP is not set}
+ITERS=${URDMA_TWOHOST_ITERS:-100}
+RESULTS=${URDMA_RESULTS:-/tmp}/twohost-$KIND-$ROLE
+mkdir -p "$RESULTS"
+ALL=(rc uc ud srq write_bw read_bw send_bw atomic_bw write_lat read_lat
+	send_lat atomic_lat write_bw_R send_lat_R rping)
+TESTS=("${@:-${ALL[@]}}")
+
+if [ "$KIND" = rxe ]; then
+	rdma link del urdma0 2>/dev/null || true
+	check "rdma link add $DEV type rxe netdev $NIC" rdma link add "$DEV" type rxe netdev "$NIC"
+fi
+if ! wait_gid_v4 "$DEV"; then
+	tap_fail "$DEV has an IPv4 RoCE v2 GID"
+	tap_done
+fi
+# shellcheck disable=SC2317 # runs through wait_for
+peer_up() { busybox ping -c 1 -W 1 "$PEER" >/dev/null 2>&1; }
+if ! wait_for 120 peer_up; then
+	tap_fail "ping $PEER" "$(ip neigh show dev "$NIC" 2>&1)"
+	tap_done
+fi
+
+# side NAME OK_REGEX SERVER_CMD... -- CLIENT_ARGS...: run this side of a test.
+# The client retries for up to 90 s while the server is not up yet.
+side() {
+	local name=$1 okre=$2 log=$RESULTS/$1 rc=0 t=90 srv=() cli=()
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	if [ "$ROLE" = server ]; then
+		timeout -k 5 150 "${srv[@]}" >"$log" 2>&1 || rc=$?
+	else
+		while :; do
+			rc=0
+			timeout -k 5 120 "${srv[@]}" "${cli[@]}" >"$log" 2>&1 || rc=$?
+			[ "$rc" = 0 ] && break
+			[ $t -le 0 ] && break
+			grep -qiE "couldn't connect|connection refused|unable to|failed to connect|rdma_connect|reject|cma event RDMA_CM_EVENT_(ADDR|ROUTE)_ERROR" "$log" || break
+			sleep 2
+			t=$((t - 2))
+		done
+	fi
+	if [ "$rc" = 0 ] && grep -qE "$okre" "$log"; then
+		tap_ok "$name"
+		grep -E "$okre" "$log" | head -n 2 | sed 's/^/# /'
+	else
+		tap_fail "$name" "exit $rc: ${srv[*]}" "$(tail -n 15 "$log")"
+	fi
+}
+
+port=18800
+for t in "${TESTS[@]}"; do
+	port=$((port + 1))
+	case $t in
+	rc | uc | srq | ud)
+		args=(-d "$DEV" -g "$GIDIDX" -p "$port" -n "$ITERS" -c)
+		[ "$t" = ud ] && args+=(-s 512)
+		side "ibv_${t}_pingpong" ' iters in ' "ibv_${t}_pingpong" "${args[@]}" -- "$PEER"
+		;;
+	*_bw | *_lat | *_R)
+		tool=ib_${t%_R}
+		args=(-d "$DEV" -x "$GIDIDX" -p "$port" -n "$ITERS" -F)
+		[[ $t == atomic_* ]] || args+=(-s "$([[ $t == *_bw* ]] && echo 65536 || echo 64)")
+		[[ $t == *_R ]] && args+=(-R)
+		name=$tool
+		[[ $t == *_R ]] && name+=" -R"
+		okre='^[[:space:]]*[0-9]+[[:space:]]+[0-9]+[[:space:]]+([0-9]|inf|-?nan)'
+		# The passive side of a READ or atomic latency test prints no row.
+		[[ $ROLE == server && $t == @(read|atomic)_lat* ]] && okre='remote address'
+		side "$name" "$okre" "$tool" "${args[@]}" -- "$PEER"
+		;;
+	rping)
+		if [ "$ROLE" = server ]; then
+			side rping 'ping data' rping -s -a "$MYIP" -p "$port" -C 20 -S 4096 -v -- unused
+		else
+			side rping 'ping data' rping -c -a "$PEER" -p "$port" -C 20 -S 4096 -v --
+		fi
+		;;
+	*)
+		tap_fail "unknown test $t"
+		;;
+	esac
+done
+tap_done
