@@ -100,7 +100,8 @@ tcp_listening() {
 
 # run_pair LOG PORT CMD...: a client/server pair in this guest.  Starts
 # "CMD" (the server) in the background, waits until it listens on TCP PORT,
-# then runs "CMD 127.0.0.1" (the client) and waits for the server.  CMD
+# then runs "CMD 127.0.0.1" (the client; PAIR_ADDR overrides the address)
+# and waits for the server.  CMD
 # should carry its own timeout: "${TMO[@]}" CMD...  Output goes to
 # LOG.server and LOG.client; sets PAIR_SRC and PAIR_CRC to the exit statuses
 # (PAIR_CRC is "-" if the server never listened; the server is then killed).
@@ -113,8 +114,8 @@ run_pair() {
 	PAIR_SRC=0 PAIR_CRC=0
 	"$@" >"$log.server" 2>&1 &
 	spid=$!
-	if pair_wait_server "$spid" "$port"; then
-		"$@" 127.0.0.1 >"$log.client" 2>&1 || PAIR_CRC=$?
+	if pair_wait_server "$spid" "$port" "${PAIR_SLEEP:-}"; then
+		"$@" "${PAIR_ADDR:-127.0.0.1}" >"$log.client" 2>&1 || PAIR_CRC=$?
 		# A client that failed early leaves the server waiting for it.
 		if [ "$PAIR_CRC" != 0 ] && ! wait_for 5 pair_server_gone "$spid"; then
 			kill "$spid" 2>/dev/null || true
@@ -126,9 +127,16 @@ run_pair() {
 	fi
 	wait "$spid" || PAIR_SRC=$?
 }
-# pair_wait_server PID PORT: up to 30 s; gives up at once if PID ended.
+# pair_wait_server PID PORT [SECS]: up to 30 s; gives up at once if PID
+# ended.  With SECS (a server that listens through rdma_cm, on no TCP
+# port), waits SECS seconds and checks that the server still runs.
 pair_wait_server() {
 	local t=300
+	if [ -n "${3:-}" ]; then
+		sleep "$3"
+		kill -0 "$1" 2>/dev/null
+		return
+	fi
 	while [ $t -gt 0 ]; do
 		tcp_listening "$2" && return 0
 		kill -0 "$1" 2>/dev/null || return 1

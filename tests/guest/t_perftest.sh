@@ -3,7 +3,8 @@
 # perftest (Debian 12's package, on the rdma-core 56.1 userland) over $DEV:
 # the bandwidth and latency tests of WRITE, READ, SEND and atomics, RC,
 # connected over TCP (no -R: rdma_cm is not needed), server and client in
-# this guest on $DEV with its IPv4 RoCE v2 GID.  Short fixed-iteration runs
+# this guest on $DEV with its IPv4 RoCE v2 GID; then the same with -R
+# (rdma_cm).  Short fixed-iteration runs
 # (-n; -D reports 0 iterations under TCG).  A test passes when both sides
 # exit 0 and the client printed the result row for the size and iteration
 # count asked for.  Works for any RoCE device (URDMA_DEV=rxe0 for rxe).
@@ -54,4 +55,16 @@ perf ib_write_lat 64
 perf ib_send_lat 64
 perf ib_read_lat 64
 perf ib_atomic_lat 8
+# -R: rdma_cm connects the QPs (QP1 carries the CM MADs), to the netdev's
+# address: the client must name an address of a RoCE device.
+PAIR_SLEEP=3
+PAIR_ADDR=$(ip -4 -o addr show dev "$NETDEV" | awk '{ sub(/\/.*/, "", $4); print $4; exit }')
+perf ib_write_bw 65536 -R
+perf ib_read_bw 65536 -R
+perf ib_send_bw 65536 -R
+perf ib_atomic_bw 8 -R
+perf ib_write_lat 64 -R
+perf ib_send_lat 64 -R
+perf ib_read_lat 64 -R
+perf ib_atomic_lat 8 -R
 tap_done

@@ -24,8 +24,20 @@ if [ ! -x "$BIN" ] || [ "$HERE/urdma_abi_test.c" -nt "$BIN" ]; then
 	fi
 fi
 
-"$BIN" "$@" >"$LOG" 2>&1
-status=$?
+# Each test's duration (seconds since the previous result) goes to
+# $LOG.times; the slowest are reported at the end.
+: >"$LOG.times"
+"$BIN" "$@" 2>&1 | {
+	prev=$EPOCHSECONDS
+	while IFS= read -r l; do
+		printf '%s\n' "$l"
+		if [[ $l =~ ^(not\ )?ok\ [0-9]+\  ]]; then
+			echo "$((EPOCHSECONDS - prev)) $l" >>"$LOG.times"
+			prev=$EPOCHSECONDS
+		fi
+	done
+} >"$LOG"
+status=${PIPESTATUS[0]}
 
 awk -v p="$PREFIX" -v status="$status" '
 function flush_diag() { if (diag != "") printf "%s", diag; diag = "" }
@@ -77,4 +89,5 @@ rc=$?
 	echo "not ok - $PREFIX: harness exit status $status"
 	rc=1
 }
+sort -rn "$LOG.times" | head -n 5 | sed 's/^\([0-9]*\) \(not \)\?ok [0-9]* \([^ ]*\).*/# slow: \3 \1s/'
 exit $rc

@@ -1621,7 +1621,7 @@ static const uint32_t fuzz_cmds[] = {
 };
 
 #define FUZZ_ITERS	20000
-#define FUZZ_SECONDS	150
+#define FUZZ_SECONDS	150	/* URDMA_FUZZ_SECONDS overrides */
 
 /* The fuzzed uverbs fd sits at FUZZ_FD; async fds land between base and it. */
 static int FUZZ_FD = 1000;
@@ -1654,6 +1654,7 @@ TEST_F_TIMEOUT(dev, fuzz, 600)
 	int hist[ARRAY_SIZE(allowed) + 1] = {}, odd = 0, base, fd, it, nfds;
 	const struct maps *m = &self->m;
 	struct timespec t0, t;
+	long budget = FUZZ_SECONDS;
 	unsigned int i;
 
 	base = 0;
@@ -1683,6 +1684,8 @@ TEST_F_TIMEOUT(dev, fuzz, 600)
 	ASSERT_GT(FUZZ_FD, base + 64);
 	fd = fuzz_reopen(base);
 	ASSERT_EQ(FUZZ_FD, fd);
+	if (getenv("URDMA_FUZZ_SECONDS"))
+		budget = atol(getenv("URDMA_FUZZ_SECONDS"));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 
 	for (it = 0; it < FUZZ_ITERS; it++) {
@@ -1697,7 +1700,7 @@ TEST_F_TIMEOUT(dev, fuzz, 600)
 			fd = fuzz_reopen(base);
 			ASSERT_EQ(FUZZ_FD, fd) TH_LOG("reopen: %s", ename(fd));
 			clock_gettime(CLOCK_MONOTONIC, &t);
-			if (t.tv_sec - t0.tv_sec > FUZZ_SECONDS)
+			if (t.tv_sec - t0.tv_sec > budget)
 				break;
 		}
 		for (j = 0; j < 512; j += 8) {
