@@ -6,6 +6,7 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
+#include <net/checksum.h>
 
 #include "roce.h"
 #include "net.h"
@@ -133,10 +134,10 @@ __le32 urdma_icrc(const void *nh, bool ipv6, unsigned int len)
 
 		ip->tos = 0xff;
 		ip->ttl = 0xff;
-		ip->check = htons(0xffff);
+		ip->check = CSUM_MANGLED_0;
 	}
 	udp = (struct udphdr *)(ps + iplen);
-	udp->check = htons(0xffff);
+	udp->check = CSUM_MANGLED_0;
 	bth = (struct urdma_bth *)(udp + 1);
 	bth->w1 |= cpu_to_be32(URDMA_BTH_RESV8A);
 

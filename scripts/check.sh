@@ -6,13 +6,13 @@
 #
 #   scripts/check.sh [LANE...]     default: all lanes, in this order
 #
-# Lanes: build dkms provider kunit guest-6.12 guest-6.1 guest-debug
+# Lanes: build dkms provider kunit guest-6.12 guest-6.1 guest-debug twohost
 # Each lane writes TAP to build/check/LANE.tap and its log to LANE.log.
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$TOP/build/check
-ALL_LANES=(build dkms provider kunit guest-6.12 guest-6.1 guest-debug)
+ALL_LANES=(build dkms provider kunit guest-6.12 guest-6.1 guest-debug twohost)
 LANES=("${@:-${ALL_LANES[@]}}")
 VM=$TOP/scripts/urdma-vm
 mkdir -p "$OUT"
@@ -119,6 +119,29 @@ lane_guest() {
 		echo "not ok - guest on $kernel exits cleanly (exit $rc; see $LOG)"
 }
 
+# Two guests on a socket network (scripts/urdma-2host), Debian 6.12: urdma
+# against rxe in both directions, and urdma against urdma.
+TWOHOST_TESTS="rc ud write_bw read_bw send_bw atomic_bw rping"
+twohost_pair() {
+	local a=$1 b=$2 tests=$3
+	"$TOP/scripts/urdma-2host" --timeout 900 \
+		--vm-arg --env --vm-arg URDMA_TWOHOST_ITERS=20 \
+		--vm-arg --env --vm-arg URDMA_TWOHOST_PAIR="$a-$b" \
+		-- "tests/twohost/t_suite.sh $a $tests" \
+		-- "tests/twohost/t_suite.sh $b $tests" 2>>"$LOG" | tee -a "$LOG" |
+		sed -n 's/^\[[AB]\] \(\(not \)\?ok \)/\1/p'
+	local rc=${PIPESTATUS[0]}
+	[ "$rc" -eq 0 ] && echo "ok - twohost $a-$b: both guests exit cleanly" ||
+		echo "not ok - twohost $a-$b: both guests exit cleanly (exit $rc; see $LOG)"
+}
+
+lane_twohost() {
+	tap_cmd "modules build for debian-6.12" make -s modules KVER="$(kver_612)"
+	twohost_pair urdma rxe "$TWOHOST_TESTS uc srq write_bw_R send_lat_R"
+	twohost_pair rxe urdma "$TWOHOST_TESTS"
+	twohost_pair urdma urdma "$TWOHOST_TESTS"
+}
+
 run_lane() {
 	case $1 in
 	build) lane_build ;;
@@ -128,6 +151,7 @@ run_lane() {
 	guest-6.12) lane_guest debian-6.12 ;;
 	guest-6.1) lane_guest debian-6.1 ;;
 	guest-debug) lane_guest debug ;;
+	twohost) lane_twohost ;;
 	*) echo "not ok - unknown lane $1" ;;
 	esac
 }

@@ -19,7 +19,7 @@ URDMA_DEV=${KIND}0
 . "$(dirname "$0")/../guest/lib.sh"
 ROLE=${URDMA_ROLE:?URDMA_ROLE (server or client) is not set}
 # shellcheck disable=SC2034 # read by lib.sh
-TAP_PREFIX="twohost $KIND ($ROLE)"
+TAP_PREFIX="twohost ${URDMA_TWOHOST_PAIR:+$URDMA_TWOHOST_PAIR: }$KIND ($ROLE)"
 NIC=${URDMA_NIC:?URDMA_NIC is not set: run under urdma-vm --nic}
 PEER=${URDMA_PEER_IP:?URDMA_PEER_IP is not set}
 MYIP=${URDMA_NIC_IP:?URDMA_NIC_IP is not set}
