@@ -58,6 +58,7 @@ struct urdma_wire {
 	/* requester */
 	bool req_init;
 	u32 psn;		/* next PSN to send */
+	u32 psn_max;		/* ... before any go-back: PSNs sent end here */
 	u32 acked;		/* last PSN acknowledged */
 	u32 next;		/* SQ index of the next WQE to start */
 	u32 cur;		/* SQ index of the WQE being (re)sent */

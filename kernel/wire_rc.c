@@ -356,6 +356,8 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 		*wqe_sent = last;
 		break;
 	}
+	if (urdma_psn_diff(w->psn, w->psn_max) > 0)
+		w->psn_max = w->psn;
 	urdma_wire_send(eng, qp, &tx);
 	return 0;
 }
@@ -488,11 +490,52 @@ static void urdma_req_rewind(struct urdma_qp *qp, u32 psn)
 	}
 }
 
+/*
+ * The retransmit interval.  IBTA's local ACK timeout (4.096 us * 2^timeout)
+ * with a floor: below a few milliseconds a software peer, or a TCG guest,
+ * would see retransmit storms.  Timeout 0 means no limit on the retries;
+ * they still come, every half second.
+ */
+#define URDMA_RTO_MIN_NS	(5 * NSEC_PER_MSEC)
+#define URDMA_RTO_INF_NS	(500 * NSEC_PER_MSEC)
+
+static u64 urdma_rto_ns(const struct urdma_qp *qp)
+{
+	if (!qp->attr.timeout)
+		return URDMA_RTO_INF_NS;
+	return max_t(u64, urdma_ack_timeout_ns(qp->attr.timeout),
+		     URDMA_RTO_MIN_NS);
+}
+
+/*
+ * Where a retransmission after a timeout starts: the first PSN of the
+ * oldest WQE that is not complete and not acknowledged (a READ's missing
+ * responses are not covered by ACKs of later PSNs).
+ */
+static u32 urdma_req_resume_psn(struct urdma_qp *qp)
+{
+	struct urdma_wire *w = qp->wire;
+	u32 next = urdma_psn_add(w->acked, 1), i;
+
+	for (i = qp->sq_cons; i != w->next; i++) {
+		struct urdma_inflight *f = urdma_slot(w, i);
+
+		if (f->done || !f->npsn)
+			continue;
+		if (urdma_wqe_is_rd(urdma_slot_wqe(f)->opcode))
+			return urdma_psn_add(f->first_psn, f->got);
+		if (urdma_psn_diff(urdma_psn_add(f->first_psn, f->npsn - 1),
+				   w->acked) > 0)
+			return urdma_psn_diff(f->first_psn, next) > 0 ?
+			       f->first_psn : next;
+	}
+	return next;
+}
+
 /* Arm the retransmit timer; progress pushes it out. */
 static void urdma_req_arm(struct urdma_qp *qp)
 {
-	qp->wire->timeout_at = ktime_add_ns(ktime_get(),
-					    urdma_ack_timeout_ns(qp->attr.timeout));
+	qp->wire->timeout_at = ktime_add_ns(ktime_get(), urdma_rto_ns(qp));
 }
 
 /* ---- requester: completions --------------------------------------------- */
@@ -587,7 +630,7 @@ static void urdma_req_acked(struct urdma_qp *qp, u32 psn)
 	struct urdma_wire *w = qp->wire;
 
 	if (urdma_psn_diff(psn, w->acked) > 0 &&
-	    urdma_psn_diff(psn, w->psn) < 0) {
+	    urdma_psn_diff(psn, w->psn_max) < 0) {
 		w->acked = psn;
 		w->rnr_wait = false;
 		urdma_req_arm(qp);
@@ -699,7 +742,7 @@ static void urdma_req_ack(struct urdma_engine *eng, struct urdma_qp *qp,
 	struct urdma_wire *w = qp->wire;
 	u32 prev = urdma_psn_add(pkt->psn, URDMA_PSN_MASK);	/* psn - 1 */
 
-	if (urdma_psn_diff(pkt->psn, w->psn) >= 0)
+	if (urdma_psn_diff(pkt->psn, w->psn_max) >= 0)
 		return;		/* for a PSN never sent */
 	switch (FIELD_GET(URDMA_SYN_TYPE, syn)) {
 	case URDMA_SYN_ACK:
@@ -758,6 +801,7 @@ static int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
 
 	if (!w->req_init) {
 		w->psn = READ_ONCE(qp->req_psn);
+		w->psn_max = w->psn;
 		w->acked = urdma_psn_add(w->psn, URDMA_PSN_MASK);
 		w->next = qp->sq_cons;
 		w->cur = qp->sq_cons;
@@ -775,7 +819,7 @@ static int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
 		}
 		w->rnr_wait = false;
 		urdma_req_arm(qp);
-	} else if (urdma_is_rc(qp) && urdma_psn_diff(w->psn, w->acked) > 1 &&
+	} else if (urdma_is_rc(qp) && qp->sq_cons != w->next &&
 		   ktime_after(now, w->timeout_at)) {
 		/* No progress within the local ACK timeout. */
 		urdma_count(eng, URDMA_CNT_RETRIES);
@@ -784,7 +828,7 @@ static int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
 				       IB_WC_RETRY_EXC_ERR);
 			return work + urdma_req_complete(eng, qp);
 		}
-		urdma_req_rewind(qp, urdma_psn_add(w->acked, 1));
+		urdma_req_rewind(qp, urdma_req_resume_psn(qp));
 		urdma_req_arm(qp);
 	}
 
