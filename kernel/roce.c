@@ -2,6 +2,7 @@
 /*
  * RoCEv2 opcode table and ICRC (IBTA Vol. 1 ch. 9, Annex A17.3.3).
  */
+#include <kunit/visibility.h>
 #include <linux/crc32.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -21,6 +22,7 @@ const u8 urdma_hdr_lens[URDMA_H_NUM] = {
 	[URDMA_H_IMM]	 = 4,
 	[URDMA_H_IETH]	 = 4,
 };
+EXPORT_SYMBOL_IF_KUNIT(urdma_hdr_lens);
 
 #define BTH_LEN		12
 #define LEN_DETH	8
@@ -96,6 +98,7 @@ const struct urdma_opcode urdma_opcodes[256] = {
 	OP(UD, SEND_ONLY_IMM, SEND_F | ONLY_F | URDMA_PF_DETH |
 	   URDMA_PF_IMM, LEN_DETH + LEN_IMM),
 };
+EXPORT_SYMBOL_IF_KUNIT(urdma_opcodes);
 
 /*
  * The ICRC covers the packet from the IP header on, with the fields that
@@ -146,3 +149,4 @@ __le32 urdma_icrc(const void *nh, bool ipv6, unsigned int len)
 		       len - BTH_LEN);
 	return cpu_to_le32(~crc);
 }
+EXPORT_SYMBOL_IF_KUNIT(urdma_icrc);

@@ -1728,6 +1728,89 @@ static void urdma_test_rc_bad_rkey(struct kunit *test)
 	urdma_rc_expect_empty(test, b->rcq, 0, "B's receive CQ");
 }
 
+/* ---- RoCEv2 wire formats ------------------------------------------------- */
+
+/* Every known opcode's header length is the BTH plus its extended headers. */
+static void urdma_test_opcode_table(struct kunit *test)
+{
+	unsigned int op, i, known = 0;
+
+	for (op = 0; op < 256; op++) {
+		const struct urdma_opcode *o = &urdma_opcodes[op];
+		unsigned int len = sizeof(struct urdma_bth);
+
+		if (!o->flags) {
+			KUNIT_EXPECT_EQ_MSG(test, o->hdr_len, 0, "op %#x", op);
+			continue;
+		}
+		known++;
+		for (i = 0; i < URDMA_H_NUM; i++)
+			if (o->flags & BIT(i))
+				len += urdma_hdr_lens[i];
+		KUNIT_EXPECT_EQ_MSG(test, o->hdr_len, len, "%s", o->name);
+		/* A packet goes one way, and is a first, middle or last. */
+		KUNIT_EXPECT_NE_MSG(test, !(o->flags & URDMA_PF_REQ),
+				    !(o->flags & URDMA_PF_RESP), "%s", o->name);
+		KUNIT_EXPECT_TRUE_MSG(test, o->flags & (URDMA_PF_FIRST |
+							URDMA_PF_MIDDLE |
+							URDMA_PF_LAST),
+				      "%s", o->name);
+	}
+	/* RC 24 (with ATOMIC_WRITE and FLUSH), UC 12, UD 2. */
+	KUNIT_EXPECT_EQ(test, known, 38);
+	/* IBTA order: RETH before ImmDt; DETH first for UD. */
+	KUNIT_EXPECT_EQ(test, urdma_hdr_off(URDMA_TR_RC | URDMA_OP_WRITE_ONLY_IMM,
+					    URDMA_H_IMM), 12 + 16);
+	KUNIT_EXPECT_EQ(test, urdma_hdr_off(URDMA_TR_UD | URDMA_OP_SEND_ONLY_IMM,
+					    URDMA_H_IMM), 12 + 8);
+	KUNIT_EXPECT_EQ(test, urdma_hdr_off(URDMA_TR_RC | URDMA_OP_ATOMIC_ACK,
+					    URDMA_H_ATMACK), 12 + 4);
+}
+
+static void urdma_test_psn_math(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, urdma_psn_add(0xffffff, 1), 0);
+	KUNIT_EXPECT_EQ(test, urdma_psn_add(0xfffffe, 5), 3);
+	KUNIT_EXPECT_EQ(test, urdma_psn_diff(2, 0xfffffe), 4);
+	KUNIT_EXPECT_EQ(test, urdma_psn_diff(0xfffffe, 2), -4);
+	KUNIT_EXPECT_EQ(test, urdma_psn_diff(5, 5), 0);
+	KUNIT_EXPECT_EQ(test, urdma_psn_diff(0x7fffff, 0), 0x7fffff);
+}
+
+/*
+ * The ICRC ignores exactly the fields routers may change: IPv4 TOS, TTL
+ * and checksum, the UDP checksum, and BTH resv8a; anything else counts.
+ */
+static void urdma_test_icrc(struct kunit *test)
+{
+	u8 pkt[20 + 8 + 12 + 16] = {
+		0x45, 0x00, 0x00, 0x38, 0x12, 0x34, 0x40, 0x00,
+		0x40, 0x11, 0x00, 0x00, 10, 0, 0, 1, 10, 0, 0, 2,
+		0xc0, 0x00, 0x12, 0xb7, 0x00, 0x24, 0x00, 0x00,
+		0x04, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x11,
+		0x80, 0x00, 0x00, 0x07,
+		'u', 'r', 'd', 'm', 'a', ' ', 'o', 'n',
+		' ', 't', 'h', 'e', ' ', 'w', 'i', 'r',
+	};
+	static const unsigned int masked[] = { 1, 8, 10, 11, 26, 27, 32 };
+	static const unsigned int counted[] = { 4, 12, 19, 20, 28, 33, 39, 55 };
+	__le32 ref = urdma_icrc(pkt, false, 12 + 16);
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(masked); i++) {
+		pkt[masked[i]] ^= 0x5a;
+		KUNIT_EXPECT_EQ_MSG(test, urdma_icrc(pkt, false, 12 + 16), ref,
+				    "byte %u is masked", masked[i]);
+		pkt[masked[i]] ^= 0x5a;
+	}
+	for (i = 0; i < ARRAY_SIZE(counted); i++) {
+		pkt[counted[i]] ^= 0x01;
+		KUNIT_EXPECT_NE_MSG(test, urdma_icrc(pkt, false, 12 + 16), ref,
+				    "byte %u is covered", counted[i]);
+		pkt[counted[i]] ^= 0x01;
+	}
+}
+
 static struct kunit_case urdma_logic_cases[] = {
 	KUNIT_CASE_PARAM(urdma_test_mtu_from_netdev, urdma_mtu_gen_params),
 	KUNIT_CASE(urdma_test_port_state),
@@ -1738,6 +1821,9 @@ static struct kunit_case urdma_logic_cases[] = {
 	KUNIT_CASE_PARAM(urdma_test_qp_check_attr, urdma_attr_gen_params),
 	KUNIT_CASE(urdma_test_ring_geometry),
 	KUNIT_CASE(urdma_test_kernel_ring),
+	KUNIT_CASE(urdma_test_opcode_table),
+	KUNIT_CASE(urdma_test_psn_math),
+	KUNIT_CASE(urdma_test_icrc),
 	{}
 };
 
