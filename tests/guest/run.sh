@@ -9,12 +9,12 @@ TOP=$(cd "$HERE/../.." && pwd)
 RESULTS=${URDMA_RESULTS:-$TOP/build/results/guest-${URDMA_KERNEL:-unknown}}
 mkdir -p "$RESULTS"
 
-ALL=(verbs abi tools pingpong perftest cm rdmacore link cycles)
+ALL=(verbs abi tools pingpong perftest cm examples wirefuzz rdmacore link cycles)
 # The debug kernel (KASAN, lockdep, kmemleak) runs several times slower
 # under TCG: it leaves out rdma-core's Python suite (the Debian kernels run
 # it) and fuzzes the ABI for 40 s instead of 150 s, to fit CI's budget.
 if [ "${URDMA_KERNEL:-}" = debug ]; then
-	ALL=(verbs abi tools pingpong perftest cm link cycles)
+	ALL=(verbs abi tools pingpong perftest cm examples wirefuzz link cycles)
 	export URDMA_FUZZ_SECONDS=${URDMA_FUZZ_SECONDS:-40}
 fi
 TESTS=("${@:-${ALL[@]}}")

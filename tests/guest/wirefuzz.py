@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Malformed RoCEv2 packets against urdma's receive path.
+
+Runs in a urdma-vm guest (urdma0 on veth0 10.77.0.1, peer veth1).
+Frames are written with a raw socket on veth1, so they arrive on veth0 as
+if from another host.  A live RC QP on urdma0, "connected" to 10.77.0.99
+(a made-up host, a static neighbour; the QP takes the wire path), is the target of the
+packets that need one.
+
+Each case sends a batch, waits for the engine to drain it, and checks the
+hw_counters it must move: every frame is accounted for as rx_pkts (taken by
+a QP), rx_drops or icrc_errs.  A last case sends random headers with a
+correct ICRC to the live QP; it only has to leave the kernel alive (the
+harness fails the run on an oops, WARN or KASAN report) and the QP
+destroyable.  Prints TAP; the seed is printed and URDMA_FUZZ_SEED sets it.
+
+Usage: wirefuzz.py GID_INDEX
+"""
+import os
+import random
+import socket
+import struct
+import sys
+import time
+import zlib
+
+from pyverbs.addr import AHAttr, GID, GlobalRoute
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.mr import MR
+from pyverbs.pd import PD
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+import pyverbs.enums as e
+
+DEV, PORT = "urdma0", 1
+TX_IF, RX_IF = "veth1", "veth0"
+SRC_IP, DST_IP = "10.77.0.99", "10.77.0.1"  # .99: a static neighbour
+COUNTERS = ("rx_pkts", "rx_drops", "icrc_errs")
+failed = 0
+
+
+def tap(ok, name, *diag):
+    global failed
+    print(("ok" if ok else "not ok") + " - wirefuzz: " + name)
+    for d in diag:
+        print("# " + d)
+    if not ok:
+        failed = 1
+
+
+def counters():
+    base = f"/sys/class/infiniband/{DEV}/ports/{PORT}/hw_counters/"
+    return {c: int(open(base + c).read()) for c in COUNTERS}
+
+
+def ip_csum(hdr):
+    s = sum(struct.unpack("!10H", hdr))
+    s = (s >> 16) + (s & 0xFFFF)
+    s += s >> 16
+    return ~s & 0xFFFF
+
+
+def icrc(ip_udp_bth_rest):
+    """ICRC over IP + UDP + transport headers + payload (IPv4)."""
+    m = bytearray(ip_udp_bth_rest)
+    m[1] = 0xFF                     # TOS
+    m[8] = 0xFF                     # TTL
+    m[10:12] = b"\xff\xff"          # IP checksum
+    m[26:28] = b"\xff\xff"          # UDP checksum
+    if len(m) > 32:
+        m[32] = 0xFF                # BTH resv8a
+    return struct.pack("<I", zlib.crc32(b"\xff" * 8 + bytes(m)))
+
+
+def frame(transport, good_icrc=True, udp_len_delta=0):
+    """An Ethernet frame carrying @transport (BTH onwards, no ICRC)."""
+    udp_len = 8 + len(transport) + 4
+    tot = 20 + udp_len
+    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, tot, 0x1234, 0x4000,
+                               64, 17, 0, socket.inet_aton(SRC_IP),
+                               socket.inet_aton(DST_IP)))
+    ip[10:12] = struct.pack("!H", ip_csum(bytes(ip)))
+    udp = struct.pack("!HHHH", 49152, 4791, udp_len + udp_len_delta, 0)
+    body = bytes(ip) + udp + transport
+    crc = icrc(body)
+    if not good_icrc:
+        crc = bytes([crc[0] ^ 0xFF]) + crc[1:]
+    return DST_MAC + SRC_MAC + b"\x08\x00" + body + crc
+
+
+def bth(opcode, qpn, psn, pad=0, se=0, ackreq=0, tver=0, pkey=0xFFFF):
+    w0 = (opcode << 24) | (se << 23) | (pad << 20) | (tver << 16) | pkey
+    return struct.pack("!III", w0, qpn & 0xFFFFFF,
+                       (ackreq << 31) | (psn & 0xFFFFFF))
+
+
+def mac(ifname):
+    return bytes.fromhex(open(f"/sys/class/net/{ifname}/address")
+                         .read().strip().replace(":", ""))
+
+
+def send(frames):
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((TX_IF, 0))
+    for i, f in enumerate(frames):
+        s.send(f)
+        if i % 64 == 63:
+            time.sleep(0.01)    # let the engine keep up (queue of 4096)
+    s.close()
+
+
+def settle(before, want, timeout=20.0):
+    """Wait until the counters moved by @want frames in all; return deltas."""
+    end = time.time() + timeout
+    while True:
+        now = counters()
+        d = {c: now[c] - before[c] for c in COUNTERS}
+        if sum(d.values()) >= want or time.time() > end:
+            return d
+        time.sleep(0.1)
+
+
+def case(name, frames, expect):
+    """Send @frames; @expect maps a counter to the delta it must show."""
+    before = counters()
+    send(frames)
+    d = settle(before, len(frames))
+    ok = all(d[c] == expect.get(c, 0) for c in COUNTERS)
+    tap(ok, f"{name}: {len(frames)} frames counted as {expect}",
+        f"deltas {d}")
+
+
+def live_qp(gid_index):
+    """An RC QP on urdma0 whose peer (10.77.0.99) is on the wire."""
+    ctx = Context(name=DEV)
+    pd = PD(ctx)
+    cq = CQ(ctx, 64)
+    cap = QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=1,
+                max_recv_sge=1)
+    qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
+    mr = MR(pd, 65536, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
+            e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC)
+    a = socket.inet_aton(SRC_IP)
+    dgid = "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x" % tuple(a)
+    gr = GlobalRoute(dgid=GID(dgid), sgid_index=gid_index)
+    attr = QPAttr(qp_state=e.IBV_QPS_INIT, cur_qp_state=e.IBV_QPS_RESET)
+    attr.qp_access_flags = (e.IBV_ACCESS_LOCAL_WRITE |
+                            e.IBV_ACCESS_REMOTE_WRITE |
+                            e.IBV_ACCESS_REMOTE_READ |
+                            e.IBV_ACCESS_REMOTE_ATOMIC)
+    attr.ah_attr = AHAttr(port_num=PORT, is_global=1, gr=gr)
+    attr.dest_qp_num = 0x123456
+    attr.path_mtu = e.IBV_MTU_1024
+    attr.max_dest_rd_atomic = 4
+    attr.max_rd_atomic = 4
+    attr.min_rnr_timer = 1
+    attr.rq_psn = 1000
+    attr.sq_psn = 5000
+    attr.timeout = 10
+    attr.retry_cnt = 1
+    attr.rnr_retry = 1
+    qp.to_rts(attr)
+    return ctx, pd, cq, qp, mr, attr
+
+
+def main():
+    global DST_MAC, SRC_MAC
+    gid_index = int(sys.argv[1])
+    seed = int(os.environ.get("URDMA_FUZZ_SEED", random.randrange(1 << 30)))
+    print(f"# seed {seed}")
+    rnd = random.Random(seed)
+    DST_MAC, SRC_MAC = mac(RX_IF), mac(TX_IF)
+
+    ctx, pd, cq, qp, mr, rts = live_qp(gid_index)
+    qpn = qp.qp_num
+    print(f"# live RC QP {qpn:#x}, MR rkey {mr.rkey:#x} at {mr.buf:#x}")
+    nobody = 0xABCDE0 | rnd.randrange(16)
+    send_only = 0x04        # RC SEND_ONLY
+    ud_send = 0x64          # UD SEND_ONLY (needs a DETH)
+
+    case("bad ICRC", [frame(bth(send_only, qpn, 1000) + b"x" * 32,
+                            good_icrc=False) for _ in range(100)],
+         {"icrc_errs": 100})
+    case("unknown QPN", [frame(bth(send_only, nobody, 1000) + b"y" * 16)
+                         for _ in range(100)], {"rx_drops": 100})
+    unknown_ops = [0x15, 0x18, 0x1E, 0x1F, 0x41, 0x80, 0x81, 0xC0, 0xFF, 0x3F]
+    case("unknown opcodes",
+         [frame(bth(op, qpn, 1000) + b"z" * 16) for op in unknown_ops * 10],
+         {"rx_drops": 100})
+    case("TVer 1", [frame(bth(send_only, qpn, 1000, tver=1))
+                    for _ in range(50)], {"rx_drops": 50})
+    case("truncated headers",
+         [frame(bth(0x0A, qpn, 1000)[:12] + b"\0" * n)     # WRITE_ONLY: RETH cut
+          for n in range(0, 16)] +
+         [frame(bth(ud_send, qpn, 1000)[:12] + b"\0" * n)  # DETH cut
+          for n in range(0, 8)] +
+         [frame(b"\0" * n) for n in range(0, 12)],         # BTH cut
+         {"rx_drops": 36})
+    case("pad longer than the payload",
+         [frame(bth(send_only, qpn, 1000, pad=3)) for _ in range(20)],
+         {"rx_drops": 20})
+    case("wrong P_Key", [frame(bth(send_only, qpn, 1000, pkey=0x1234))
+                         for _ in range(20)], {"rx_drops": 20})
+    case("UD opcode to an RC QP",
+         [frame(bth(ud_send, qpn, 1000) + b"\0" * 8) for _ in range(20)],
+         {"rx_drops": 20})
+    # Far-off PSNs are taken by the QP (it answers with a NAK or an ACK) and
+    # do not disturb it: it stays in RTS.
+    case("wrong PSNs",
+         [frame(bth(send_only, qpn, (1000 + d) & 0xFFFFFF) + b"w" * 8)
+          for d in (5, 100, 1 << 22, -1, -100, 1 << 23) for _ in range(10)],
+         {"rx_pkts": 60})
+    attr, _ = qp.query(e.IBV_QP_STATE)
+    tap(attr.qp_state == e.IBV_QPS_RTS, "the QP is still in RTS",
+        f"state {attr.qp_state}")
+
+    # Random headers with a correct ICRC at the live QP: anything goes but
+    # a crash.  Known opcodes, random extended headers, payload and PSN.
+    # Many of them move the QP to ERROR (a NAK): each round of 200 starts
+    # from RESET again, so every round reaches the responder.
+    known = [op for op in range(256) if op < 0x18 or op in (0x1C, 0x1D)]
+    total = {c: 0 for c in COUNTERS}
+    states = []
+    for _ in range(10):
+        frames = []
+        for _ in range(200):
+            op = rnd.choice(known)
+            psn = (1000 + rnd.randrange(-4, 64)) & 0xFFFFFF
+            rest = bytes(rnd.getrandbits(8)
+                         for _ in range(rnd.randrange(0, 64)))
+            if rnd.random() < 0.3:   # an RETH naming the MR
+                rest = struct.pack("!QII", mr.buf + rnd.randrange(0, 65536),
+                                   mr.rkey, rnd.randrange(0, 4096)) + rest
+            frames.append(frame(bth(op, qpn, psn, pad=rnd.randrange(4),
+                                    se=rnd.randrange(2),
+                                    ackreq=rnd.randrange(2)) + rest))
+        before = counters()
+        send(frames)
+        d = settle(before, len(frames), timeout=60)
+        for c in COUNTERS:
+            total[c] += d[c]
+        attr, _ = qp.query(e.IBV_QP_STATE)
+        states.append(attr.qp_state)
+        qp.modify(QPAttr(qp_state=e.IBV_QPS_RESET), e.IBV_QP_STATE)
+        qp.to_rts(rts)
+    tap(sum(total.values()) == 2000,
+        "random headers: 2000 frames in 10 rounds all accounted for",
+        f"deltas {total}, QP states after each round {states}")
+    qp.close()
+    mr.close()
+    cq.close()
+    pd.close()
+    ctx.close()
+    tap(True, "the QP, MR, CQ and PD are destroyed")
+    return failed
+
+
+if __name__ == "__main__":
+    sys.exit(main())
