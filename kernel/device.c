@@ -98,10 +98,10 @@ void urdma_fill_device_attr(struct ib_device_attr *attr)
 	attr->max_res_rd_atom = URDMA_MAX_QP * URDMA_MAX_RD_ATOM;
 	/* The engine's atomics are CPU atomics on the target memory. */
 	attr->atomic_cap = IB_ATOMIC_GLOB;
-	/* Multicast (attach_mcast) comes with the wire path; claim none. */
-	attr->max_mcast_grp = 0;
-	attr->max_mcast_qp_attach = 0;
-	attr->max_total_mcast_qp_attach = 0;
+	attr->max_mcast_grp = URDMA_MAX_MCAST_GRP;
+	attr->max_mcast_qp_attach = URDMA_MAX_MCAST_QP_ATTACH;
+	attr->max_total_mcast_qp_attach = URDMA_MAX_MCAST_GRP *
+					  URDMA_MAX_MCAST_QP_ATTACH;
 	attr->max_ah = URDMA_MAX_AH;
 	attr->max_srq = URDMA_MAX_SRQ;
 	attr->max_srq_wr = URDMA_MAX_SRQ_WR;
@@ -252,6 +252,8 @@ static void urdma_dev_release_resources(struct urdma_dev *udev)
 	urdma_devtab_del(udev);
 	urdma_net_stop(udev);
 	urdma_engines_stop(udev);
+	urdma_mcast_destroy(udev);
+	mutex_destroy(&udev->mcast_mutex);
 	xa_destroy(&udev->qps);
 	xa_destroy(&udev->ahs);
 	urdma_keytab_destroy(&udev->keys);
@@ -279,6 +281,7 @@ static const struct ib_device_ops urdma_dev_ops = {
 	.alloc_mw = urdma_alloc_mw,
 	.alloc_pd = urdma_alloc_pd,
 	.alloc_ucontext = urdma_alloc_ucontext,
+	.attach_mcast = urdma_attach_mcast,
 	.create_ah = urdma_create_ah,
 	.create_cq = urdma_create_cq,
 	.create_qp = urdma_create_qp,
@@ -293,6 +296,7 @@ static const struct ib_device_ops urdma_dev_ops = {
 	.destroy_cq = urdma_destroy_cq,
 	.destroy_qp = urdma_destroy_qp,
 	.destroy_srq = urdma_destroy_srq,
+	.detach_mcast = urdma_detach_mcast,
 	.fill_res_mr_entry = urdma_fill_res_mr_entry,
 	.get_dev_fw_str = urdma_get_dev_fw_str,
 	.get_dma_mr = urdma_get_dma_mr,
@@ -363,6 +367,9 @@ struct urdma_dev *urdma_dev_create(const char *name, struct net_device *ndev)
 	urdma_keytab_init(&udev->keys);
 	xa_init_flags(&udev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&udev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	mutex_init(&udev->mcast_mutex);
+	spin_lock_init(&udev->mcast_lock);
+	INIT_LIST_HEAD(&udev->mcast);
 
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;

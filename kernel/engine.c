@@ -93,6 +93,23 @@ struct urdma_dev *urdma_devtab_get(u32 id)
 }
 
 /**
+ * urdma_devtab_next - walk the devices: the next one from id *@id on
+ * @id: where to start; advanced past the device returned
+ *
+ * For engine passes (devices are removed from the table, then the engines
+ * are synced).  Return: a device, or NULL at the end.
+ */
+struct urdma_dev *urdma_devtab_next(unsigned long *id)
+{
+	struct urdma_dev *udev = xa_find(&urdma_devtab, id, ULONG_MAX,
+					 XA_PRESENT);
+
+	if (udev)
+		(*id)++;
+	return udev;
+}
+
+/**
  * urdma_devtab_find_gid - the urdma device that owns a GID
  * @gid: a RoCEv2 GID
  *

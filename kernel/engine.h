@@ -100,6 +100,7 @@ int urdma_devtab_add(struct urdma_dev *udev);
 void urdma_devtab_del(struct urdma_dev *udev);
 struct urdma_dev *urdma_devtab_get(u32 id);
 u32 urdma_devtab_find_gid(const union ib_gid *gid);
+struct urdma_dev *urdma_devtab_next(unsigned long *id);
 
 /* exec.c */
 int urdma_qp_run(struct urdma_engine *eng, struct urdma_qp *qp);

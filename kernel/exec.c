@@ -955,6 +955,8 @@ static enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 	}
 	if (ret == -EREMOTE && qp->ibqp.qp_type != IB_QPT_RC &&
 	    qp->ibqp.qp_type != IB_QPT_UC) {
+		if (urdma_gid_is_mcast(&peer.av.dgid))
+			urdma_mcast_local(eng, qp, wqe, &peer.av, nsrc, len);
 		*status = urdma_ud_xmit(eng, qp, wqe, &peer.av, nsrc, len);
 		*byte_len = len;
 		return URDMA_EXEC_DONE;

@@ -110,7 +110,15 @@ void urdma_sq_retire(struct urdma_qp *qp);
 u64 urdma_ack_timeout_ns(u8 timeout);
 u64 urdma_rnr_ns(u8 rnr_timer);
 
+/* mcast.c */
+u32 urdma_mcast_deliver(struct urdma_engine *eng, struct urdma_dev *udev,
+			const union ib_gid *gid, const struct urdma_qp *skip,
+			const struct urdma_msg *m, u32 qkey);
+
 /* wire.c */
+void urdma_mcast_local(struct urdma_engine *eng, struct urdma_qp *qp,
+		       const struct urdma_send_wqe *wqe,
+		       const struct urdma_av *av, int nsrc, u32 len);
 u8 urdma_ud_xmit(struct urdma_engine *eng, struct urdma_qp *qp,
 		 const struct urdma_send_wqe *wqe, const struct urdma_av *av,
 		 int nsrc, u32 len);

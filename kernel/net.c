@@ -90,8 +90,8 @@ static int urdma_rx_frame(struct sk_buff *skb, struct net_device *ndev,
 	struct urdma_engine *eng;
 	unsigned int iplen;
 
-	if (skb->pkt_type != PACKET_HOST)
-		goto consume;
+	if (skb->pkt_type != PACKET_HOST && skb->pkt_type != PACKET_MULTICAST)
+		goto consume;	/* not ours, or the IP layer's own loopback */
 	skb = skb_share_check(skb, GFP_ATOMIC);
 	if (!skb)
 		return NET_RX_DROP;

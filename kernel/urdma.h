@@ -48,6 +48,8 @@ enum urdma_limits {
 	URDMA_GID_TBL_LEN	= 128,
 	URDMA_LOCAL_ACK_DELAY	= 15,
 	URDMA_MAX_FAST_REG_PAGES = 512,
+	URDMA_MAX_MCAST_GRP	= 256,
+	URDMA_MAX_MCAST_QP_ATTACH = 16,
 };
 
 /*
@@ -122,6 +124,10 @@ struct urdma_dev {
 	struct page *state_page;
 	struct packet_type ptype[2];
 	bool net_started;
+	struct mutex mcast_mutex;	/* attach/detach, and the MAC filter */
+	spinlock_t mcast_lock;		/* @mcast, for the engines */
+	struct list_head mcast;
+	u32 nmcast;
 };
 
 /**
@@ -465,6 +471,12 @@ int urdma_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int urdma_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 int urdma_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 			const struct ib_recv_wr **bad_wr);
+
+/* mcast.c */
+int urdma_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int urdma_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+void urdma_mcast_destroy(struct urdma_dev *udev);
+bool urdma_gid_is_mcast(const union ib_gid *gid);
 
 /* ah.c */
 int urdma_av_from_attr(struct urdma_av *av, const struct rdma_ah_attr *attr);

@@ -91,6 +91,45 @@ u8 urdma_ud_xmit(struct urdma_engine *eng, struct urdma_qp *qp,
 	return IB_WC_SUCCESS;
 }
 
+/**
+ * urdma_mcast_local - a UD send to a multicast group, to this host's QPs
+ * @eng: the engine
+ * @qp: the sender (it does not receive its own message)
+ * @wqe: the WQE; @nsrc pieces of @len bytes gathered in the scratch area
+ * @av: its AH's address vector: the group is the destination GID
+ *
+ * The message also goes on the wire (urdma_ud_xmit()).
+ */
+void urdma_mcast_local(struct urdma_engine *eng, struct urdma_qp *qp,
+		       const struct urdma_send_wqe *wqe,
+		       const struct urdma_av *av, int nsrc, u32 len)
+{
+	u32 qkey = wqe->ud.remote_qkey;
+	struct urdma_msg m = {
+		.src = eng->scratch->src,
+		.nsrc = nsrc,
+		.len = len,
+		.grh = eng->scratch->grh,
+		.src_qp = qp->ibqp.qp_num,
+		.cqe_opcode = URDMA_CQE_RECV,
+		.net_type = av->net_type,
+		.sl = av->sl,
+		.solicited = wqe->flags & URDMA_WQE_SOLICITED,
+	};
+	struct urdma_dev *udev;
+	unsigned long id = 0;
+
+	if (qkey & BIT(31))
+		qkey = qp->attr.qkey;
+	if (wqe->opcode == URDMA_WQE_SEND_IMM) {
+		m.cqe_flags = URDMA_CQE_IMM;
+		m.ex = wqe->ex;
+	}
+	urdma_build_grh(eng->scratch->grh, av, len);
+	while ((udev = urdma_devtab_next(&id)))
+		urdma_mcast_deliver(eng, udev, &av->dgid, qp, &m, qkey);
+}
+
 /* The GRH a UD receive starts with, from the packet's IP header. */
 static void urdma_pkt_grh(const struct urdma_pkt *pkt, u8 *grh)
 {
@@ -139,6 +178,39 @@ static bool urdma_rx_ud(struct urdma_engine *eng, struct urdma_qp *qp,
 	return true;
 }
 
+/* A UD packet to a multicast group: every attached QP of the device. */
+static bool urdma_rx_mcast(struct urdma_engine *eng,
+			   const struct urdma_pkt *pkt)
+{
+	const struct urdma_deth *deth = urdma_pkt_hdr(pkt, URDMA_H_DETH);
+	struct urdma_sg src = {
+		.kva = (void *)pkt->payload,
+		.len = pkt->paylen,
+	};
+	struct urdma_msg m = {
+		.src = &src,
+		.nsrc = 1,
+		.len = pkt->paylen,
+		.grh = eng->scratch->grh,
+		.src_qp = FIELD_GET(URDMA_DETH_SQP, be32_to_cpu(deth->sqp)),
+		.cqe_opcode = URDMA_CQE_RECV,
+		.net_type = pkt->ipv6 ? RDMA_NETWORK_IPV6 : RDMA_NETWORK_IPV4,
+		.solicited = pkt->se,
+	};
+	union ib_gid sgid, dgid;
+
+	urdma_pkt_gids(pkt, &sgid, &dgid);
+	if (!urdma_gid_is_mcast(&dgid))
+		return false;
+	if (pkt->flags & URDMA_PF_IMM) {
+		memcpy(&m.ex, urdma_pkt_hdr(pkt, URDMA_H_IMM), 4);
+		m.cqe_flags = URDMA_CQE_IMM;
+	}
+	urdma_pkt_grh(pkt, eng->scratch->grh);
+	return urdma_mcast_deliver(eng, eng->udev, &dgid, NULL, &m,
+				   be32_to_cpu(deth->qkey)) > 0;
+}
+
 /**
  * urdma_rx - handle a received frame
  * @eng: the engine that serves its destination QP; inside a pass
@@ -161,8 +233,13 @@ void urdma_rx(struct urdma_engine *eng, struct sk_buff *skb)
 	}
 	/* Lookups in a pass are safe: removal waits for it to end. */
 	qp = xa_load(&udev->qps, pkt.qpn);
-	if (qp && urdma_pkey_ok(pkt.pkey) &&
-	    urdma_state_receives(READ_ONCE(qp->attr.qp_state))) {
+	if (!urdma_pkey_ok(pkt.pkey)) {
+		ok = false;
+	} else if (pkt.qpn == URDMA_BTH_QPN &&
+		   (pkt.opcode & 0xe0) == URDMA_TR_UD) {
+		ok = urdma_rx_mcast(eng, &pkt);
+	} else if (qp &&
+		   urdma_state_receives(READ_ONCE(qp->attr.qp_state))) {
 		switch (pkt.opcode & 0xe0) {
 		case URDMA_TR_UD:
 			ok = urdma_rx_ud(eng, qp, &pkt);

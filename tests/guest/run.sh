@@ -6,7 +6,19 @@
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
-RESULTS=${URDMA_RESULTS:-$TOP/build/results/guest-${URDMA_KERNEL:-unknown}}
+FINAL=${URDMA_RESULTS:-$TOP/build/results/guest-${URDMA_KERNEL:-unknown}}
+RESULTS=$FINAL
+# In a guest the tree is a 9p share.  The tests write their logs to the
+# guest's tmpfs, and the whole directory is copied over once at the end:
+# thousands of small appends over 9p once left Debian 6.12's netfs write
+# path stuck ("No submit") and the lane waiting for its timeout.
+if [ -n "${URDMA_VM:-}" ]; then
+	RESULTS=/tmp/urdma-results
+	save_results() {
+		mkdir -p "$FINAL" && cp -r "$RESULTS/." "$FINAL/"
+	}
+	trap save_results EXIT
+fi
 mkdir -p "$RESULTS"
 
 ALL=(verbs abi tools pingpong perftest cm examples wirefuzz rdmacore link cycles)

@@ -1083,4 +1083,71 @@ TEST_F(DataOpsOnce, UdWrongQkeyIsDropped)
 	EXPECT_EQ(wc.wr_id, 1u);
 }
 
+// Multicast: a UD send to a group reaches every QP attached to it, with the
+// group as the GRH's destination, and not the sender; detached, nothing.
+// Only multicast GIDs and UD QPs attach; detaching what is not attached is
+// EINVAL.
+TEST_F(DataOpsOnce, UdMulticastReachesAttachedQps)
+{
+	if (!attr_.max_mcast_grp)
+		GTEST_SKIP() << "the device claims no multicast groups";
+	QpPairOptions o;
+	o.type = IBV_QPT_UD;
+	QpPair p;
+	ASSERT_NO_FATAL_FAILURE(make_pair(&p, o));
+	ibv_gid mgid{};
+	const uint8_t group[4] = { 239, 1, 2, 3 };
+	mgid.raw[10] = mgid.raw[11] = 0xff;
+	memcpy(&mgid.raw[12], group, 4);
+
+	EXPECT_EQ(ibv_attach_mcast(p.b(), &path_.gid, 0), EINVAL)
+		<< "a unicast GID is not a group";
+	EXPECT_EQ(ibv_detach_mcast(p.b(), &mgid, 0), EINVAL)
+		<< "detaching what was never attached";
+	ASSERT_EQ(ibv_attach_mcast(p.b(), &mgid, 0), 0) << strerror(errno);
+	ASSERT_EQ(ibv_attach_mcast(p.a(), &mgid, 0), 0) << strerror(errno);
+
+	ibv_ah_attr aa = path_ah_attr(path_);
+	aa.grh.dgid = mgid;
+	Ah ah(ibv_create_ah(pd_.get(), &aa));
+	ASSERT_TRUE(ah) << strerror(errno);
+	Region src = region(4096), rb = region(4096), ra = region(4096);
+	ASSERT_TRUE(src && rb && ra) << strerror(errno);
+	for (size_t i = 0; i < 256; i++)
+		src.data()[i] = uint8_t(i * 7 + 1);
+	ASSERT_EQ(post_recv(p.b(), 10, { rb.sge(0, 4096) }), 0);
+	ASSERT_EQ(post_recv(p.a(), 20, { ra.sge(0, 4096) }), 0);
+
+	SendWr w = send_wr(1, IBV_WR_SEND, { src.sge(0, 256) });
+	w.ah = ah.get();
+	w.remote_qpn = 0xffffff;
+	w.remote_qkey = p.qkey();
+	ASSERT_EQ(post_send(p.a(), Api::PostSend, { w }), 0);
+	ibv_wc wc{};
+	ASSERT_ONE_WC(p.cq_b(), wc);
+	EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+	EXPECT_EQ(wc.wr_id, 10u);
+	EXPECT_EQ(wc.byte_len, 40u + 256u);
+	EXPECT_TRUE(wc.wc_flags & IBV_WC_GRH);
+	EXPECT_EQ(wc.src_qp, p.a()->qp_num);
+	// IPv4 in the GRH's last 20 bytes: the destination is the group.
+	EXPECT_EQ(memcmp(rb.data() + 36, group, 4), 0);
+	EXPECT_EQ(memcmp(rb.data() + 40, src.data(), 256), 0);
+	// a's CQ has its send completion and nothing else.
+	auto got = poll_quiet(p.cq_a(), 300);
+	ASSERT_EQ(got.size(), 1u) << "the sender received its own message";
+	EXPECT_EQ(got[0].wr_id, 1u);
+	EXPECT_EQ(got[0].opcode, IBV_WC_SEND);
+
+	ASSERT_EQ(ibv_detach_mcast(p.b(), &mgid, 0), 0) << strerror(errno);
+	ASSERT_EQ(post_recv(p.b(), 11, { rb.sge(0, 4096) }), 0);
+	w.wr_id = 2;
+	ASSERT_EQ(post_send(p.a(), Api::PostSend, { w }), 0);
+	ASSERT_ONE_WC(p.cq_a(), wc);
+	EXPECT_EQ(wc.wr_id, 2u);
+	EXPECT_TRUE(poll_quiet(p.cq_b(), 300).empty())
+		<< "a detached QP still receives the group";
+	EXPECT_EQ(ibv_detach_mcast(p.a(), &mgid, 0), 0);
+}
+
 } // namespace
