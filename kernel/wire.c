@@ -142,37 +142,50 @@ static void urdma_pkt_grh(const struct urdma_pkt *pkt, u8 *grh)
 	}
 }
 
+/*
+ * The message a UD packet carries, for urdma_recv_msg(); the GRH goes to
+ * the scratch area.  Return: the packet's Q_Key.
+ */
+static u32 urdma_ud_pkt_msg(struct urdma_engine *eng,
+			    const struct urdma_pkt *pkt, struct urdma_sg *src,
+			    struct urdma_msg *m)
+{
+	const struct urdma_deth *deth = urdma_pkt_hdr(pkt, URDMA_H_DETH);
+
+	memset(src, 0, sizeof(*src));
+	src->kva = (void *)pkt->payload;
+	src->len = pkt->paylen;
+	memset(m, 0, sizeof(*m));
+	m->src = src;
+	m->nsrc = 1;
+	m->len = pkt->paylen;
+	m->grh = eng->scratch->grh;
+	m->src_qp = FIELD_GET(URDMA_DETH_SQP, be32_to_cpu(deth->sqp));
+	m->cqe_opcode = URDMA_CQE_RECV;
+	m->net_type = pkt->ipv6 ? RDMA_NETWORK_IPV6 : RDMA_NETWORK_IPV4;
+	m->solicited = pkt->se;
+	if (pkt->flags & URDMA_PF_IMM) {
+		memcpy(&m->ex, urdma_pkt_hdr(pkt, URDMA_H_IMM), 4);
+		m->cqe_flags = URDMA_CQE_IMM;
+	}
+	urdma_pkt_grh(pkt, eng->scratch->grh);
+	return be32_to_cpu(deth->qkey);
+}
+
 /* A UD or GSI packet.  Return: false if it was dropped. */
 static bool urdma_rx_ud(struct urdma_engine *eng, struct urdma_qp *qp,
 			const struct urdma_pkt *pkt)
 {
-	const struct urdma_deth *deth = urdma_pkt_hdr(pkt, URDMA_H_DETH);
-	u32 qkey = be32_to_cpu(deth->qkey);
-	struct urdma_sg src = {
-		.kva = (void *)pkt->payload,
-		.len = pkt->paylen,
-	};
-	struct urdma_msg m = {
-		.src = &src,
-		.nsrc = 1,
-		.len = pkt->paylen,
-		.grh = eng->scratch->grh,
-		.src_qp = FIELD_GET(URDMA_DETH_SQP, be32_to_cpu(deth->sqp)),
-		.cqe_opcode = URDMA_CQE_RECV,
-		.net_type = pkt->ipv6 ? RDMA_NETWORK_IPV6 : RDMA_NETWORK_IPV4,
-		.solicited = pkt->se,
-	};
+	struct urdma_sg src;
+	struct urdma_msg m;
+	u32 qkey;
 
 	if (!urdma_is_ud(qp))
 		return false;
+	qkey = urdma_ud_pkt_msg(eng, pkt, &src, &m);
 	if (qp->ibqp.qp_type == IB_QPT_GSI ? qkey != IB_QP1_QKEY :
 	    qkey != READ_ONCE(qp->attr.qkey))
 		return false;
-	if (pkt->flags & URDMA_PF_IMM) {
-		memcpy(&m.ex, urdma_pkt_hdr(pkt, URDMA_H_IMM), 4);
-		m.cqe_flags = URDMA_CQE_IMM;
-	}
-	urdma_pkt_grh(pkt, eng->scratch->grh);
 	/* No receive WQE: UD drops the message (IBTA 9.8.3). */
 	urdma_recv_msg(eng, qp, to_udev(qp->ibqp.device), &m);
 	return true;
@@ -182,33 +195,16 @@ static bool urdma_rx_ud(struct urdma_engine *eng, struct urdma_qp *qp,
 static bool urdma_rx_mcast(struct urdma_engine *eng,
 			   const struct urdma_pkt *pkt)
 {
-	const struct urdma_deth *deth = urdma_pkt_hdr(pkt, URDMA_H_DETH);
-	struct urdma_sg src = {
-		.kva = (void *)pkt->payload,
-		.len = pkt->paylen,
-	};
-	struct urdma_msg m = {
-		.src = &src,
-		.nsrc = 1,
-		.len = pkt->paylen,
-		.grh = eng->scratch->grh,
-		.src_qp = FIELD_GET(URDMA_DETH_SQP, be32_to_cpu(deth->sqp)),
-		.cqe_opcode = URDMA_CQE_RECV,
-		.net_type = pkt->ipv6 ? RDMA_NETWORK_IPV6 : RDMA_NETWORK_IPV4,
-		.solicited = pkt->se,
-	};
 	union ib_gid sgid, dgid;
+	struct urdma_sg src;
+	struct urdma_msg m;
+	u32 qkey;
 
 	urdma_pkt_gids(pkt, &sgid, &dgid);
 	if (!urdma_gid_is_mcast(&dgid))
 		return false;
-	if (pkt->flags & URDMA_PF_IMM) {
-		memcpy(&m.ex, urdma_pkt_hdr(pkt, URDMA_H_IMM), 4);
-		m.cqe_flags = URDMA_CQE_IMM;
-	}
-	urdma_pkt_grh(pkt, eng->scratch->grh);
-	return urdma_mcast_deliver(eng, eng->udev, &dgid, NULL, &m,
-				   be32_to_cpu(deth->qkey)) > 0;
+	qkey = urdma_ud_pkt_msg(eng, pkt, &src, &m);
+	return urdma_mcast_deliver(eng, eng->udev, &dgid, NULL, &m, qkey) > 0;
 }
 
 /**
