@@ -1756,8 +1756,8 @@ static void urdma_test_opcode_table(struct kunit *test)
 							URDMA_PF_LAST),
 				      "%s", o->name);
 	}
-	/* RC 24 (with ATOMIC_WRITE and FLUSH), UC 12, UD 2. */
-	KUNIT_EXPECT_EQ(test, known, 38);
+	/* RC 25 (ATOMIC_WRITE and FLUSH among them), UC 12, UD 2. */
+	KUNIT_EXPECT_EQ(test, known, 39);
 	/* IBTA order: RETH before ImmDt; DETH first for UD. */
 	KUNIT_EXPECT_EQ(test, urdma_hdr_off(URDMA_TR_RC | URDMA_OP_WRITE_ONLY_IMM,
 					    URDMA_H_IMM), 12 + 16);
