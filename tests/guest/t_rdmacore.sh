@@ -5,7 +5,7 @@
 # guest.  One TAP line per test, keyed by urdma's result and checked against
 # rxe's: urdma must pass every test rxe passes (except test_rdmacm, whose
 # connections need the wire path), have no errors or failures, and pass at
-# least URDMA_RDMACORE_MIN_OK (100) tests.  See rdmacore_compare.py; the
+# least URDMA_RDMACORE_MIN_OK (108 on 6.12, 105 on 6.1) tests.  See rdmacore_compare.py; the
 # side-by-side table goes to the output as comments and to
 # $URDMA_RESULTS/rdmacore-compare.txt, the runs' logs next to it.
 #
@@ -20,7 +20,12 @@
 HERE=$(cd "$(dirname "$0")" && pwd)
 RESULTS=${URDMA_RESULTS:-/tmp}
 mkdir -p "$RESULTS"
-MIN_OK=${URDMA_RDMACORE_MIN_OK:-100}
+# The floor is what urdma passes today: 108 on 6.12; 105 on 6.1, which
+# lacks ATOMIC_WRITE and FLUSH (their 3 tests skip).
+case ${URDMA_KERNEL:-} in
+debian-6.1) MIN_OK=${URDMA_RDMACORE_MIN_OK:-105} ;;
+*) MIN_OK=${URDMA_RDMACORE_MIN_OK:-108} ;;
+esac
 RXE=rxe0
 RXE_NETDEV=veth1
 # shellcheck disable=SC2206 # a list of test names on purpose
