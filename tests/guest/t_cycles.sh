@@ -7,7 +7,7 @@
 # 200 cycles take ~18 min under KASAN+kmemleak in TCG; 50 there (the
 # data-path tests now fill that lane).
 if [ "${URDMA_KERNEL:-}" = debug ]; then
-	CYCLES=${URDMA_CYCLES:-50}
+	CYCLES=${URDMA_CYCLES:-30}
 else
 	CYCLES=${URDMA_CYCLES:-200}
 fi
