@@ -729,6 +729,14 @@ u8 urdma_wqe_gather(struct urdma_engine *eng, struct urdma_qp *qp,
 			      wqe->num_sge, access, s->src, nsrc, len);
 }
 
+/* A UD WQE's Q_Key; IBTA 10.2.5: the high bit says "the QP's own". */
+u32 urdma_wqe_qkey(const struct urdma_qp *qp, const struct urdma_send_wqe *wqe)
+{
+	u32 qkey = wqe->ud.remote_qkey;
+
+	return (qkey & BIT(31)) ? qp->attr.qkey : qkey;
+}
+
 /* The QP access flag the responder needs for an opcode; 0 if none. */
 int urdma_resp_qp_access(u8 op)
 {
@@ -972,11 +980,7 @@ static enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 	}
 	/* UD Q_Key check; QP1 takes the well-known IB_QP1_QKEY from anyone. */
 	if (peer.qp->ibqp.qp_type == IB_QPT_UD) {
-		u32 qkey = wqe->ud.remote_qkey;
-
-		if (qkey & BIT(31))
-			qkey = qp->attr.qkey;
-		if (qkey != READ_ONCE(peer.qp->attr.qkey)) {
+		if (urdma_wqe_qkey(qp, wqe) != READ_ONCE(peer.qp->attr.qkey)) {
 			*status = IB_WC_SUCCESS;	/* dropped */
 			*byte_len = len;
 			return URDMA_EXEC_DONE;

@@ -102,6 +102,8 @@ u64 *urdma_atomic_target(const struct urdma_peer *peer, u64 va, u32 rkey,
 			 int access, u8 *status);
 bool urdma_invalidate(struct urdma_dev *udev, u32 pdn, u32 key);
 int urdma_resp_qp_access(u8 op);
+u32 urdma_wqe_qkey(const struct urdma_qp *qp,
+		   const struct urdma_send_wqe *wqe);
 bool urdma_wqe_valid(const struct urdma_qp *qp,
 		     const struct urdma_send_wqe *wqe);
 u8 urdma_bind_mw(struct urdma_qp *qp, const struct urdma_send_wqe *wqe);

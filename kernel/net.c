@@ -114,8 +114,8 @@ static int urdma_rx_frame(struct sk_buff *skb, struct net_device *ndev,
 	}
 	bth = (const struct urdma_bth *)(skb->data + iplen +
 					 sizeof(struct udphdr));
-	eng = &udev->engines[FIELD_GET(URDMA_BTH_QPN, be32_to_cpu(bth->w1)) %
-			     udev->num_engines];
+	eng = urdma_qpn_engine(udev, FIELD_GET(URDMA_BTH_QPN,
+					       be32_to_cpu(bth->w1)));
 	if (skb_queue_len(&eng->rxq) >= URDMA_RXQ_MAX)
 		goto count_drop;
 	skb_queue_tail(&eng->rxq, skb);

@@ -244,7 +244,7 @@ int urdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 	if (ret < 0)
 		goto err_count;
-	qp->eng = &udev->engines[qpn % udev->num_engines];
+	qp->eng = urdma_qpn_engine(udev, qpn);
 
 	if (udata)
 		ret = urdma_qp_user_init(qp, init, udata);

@@ -304,6 +304,16 @@ struct urdma_mw {
 	u32 qpn;
 };
 
+/*
+ * The engine that serves QP @qpn of a device: QP creation assigns it, and
+ * the receive handler queues the QP's packets to it without a lookup.
+ */
+static inline struct urdma_engine *urdma_qpn_engine(struct urdma_dev *udev,
+						    u32 qpn)
+{
+	return &udev->engines[qpn % udev->num_engines];
+}
+
 static inline struct urdma_mr *to_umr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct urdma_mr, ibmr);

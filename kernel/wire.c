@@ -50,7 +50,7 @@ u8 urdma_ud_xmit(struct urdma_engine *eng, struct urdma_qp *qp,
 	u8 opcode = URDMA_TR_UD | (imm ? URDMA_OP_SEND_ONLY_IMM :
 					 URDMA_OP_SEND_ONLY);
 	u32 dqpn = wqe->ud.remote_qpn & URDMA_BTH_QPN;
-	u32 qkey = wqe->ud.remote_qkey;
+	u32 qkey = urdma_wqe_qkey(qp, wqe);
 	struct urdma_deth *deth;
 	struct urdma_sg dst;
 	struct urdma_tx tx;
@@ -60,9 +60,6 @@ u8 urdma_ud_xmit(struct urdma_engine *eng, struct urdma_qp *qp,
 		urdma_count(eng, URDMA_CNT_TX_ERRS);
 		return IB_WC_SUCCESS;
 	}
-	/* IBTA 10.2.5: the high bit says "use the QP's own Q_Key". */
-	if (qkey & BIT(31))
-		qkey = qp->attr.qkey;
 	psn = qp->req_psn;
 	qp->req_psn = urdma_psn_add(psn, 1);
 
@@ -104,7 +101,7 @@ void urdma_mcast_local(struct urdma_engine *eng, struct urdma_qp *qp,
 		       const struct urdma_send_wqe *wqe,
 		       const struct urdma_av *av, int nsrc, u32 len)
 {
-	u32 qkey = wqe->ud.remote_qkey;
+	u32 qkey = urdma_wqe_qkey(qp, wqe);
 	struct urdma_msg m = {
 		.src = eng->scratch->src,
 		.nsrc = nsrc,
@@ -119,8 +116,6 @@ void urdma_mcast_local(struct urdma_engine *eng, struct urdma_qp *qp,
 	struct urdma_dev *udev;
 	unsigned long id = 0;
 
-	if (qkey & BIT(31))
-		qkey = qp->attr.qkey;
 	if (wqe->opcode == URDMA_WQE_SEND_IMM) {
 		m.cqe_flags = URDMA_CQE_IMM;
 		m.ex = wqe->ex;

@@ -176,21 +176,27 @@ static void urdma_put_reth(void *p, u64 va, u32 rkey, u32 len)
 	reth->len = cpu_to_be32(len);
 }
 
+/* Fill the AETH of packet @tx of RC opcode @op (which must carry one). */
+static void urdma_put_aeth(struct urdma_tx *tx, u8 op, u8 syn, u32 msn)
+{
+	struct urdma_aeth *aeth = urdma_tx_hdr(tx, URDMA_TR_RC | op,
+					       URDMA_H_AETH);
+
+	aeth->w = cpu_to_be32(FIELD_PREP(URDMA_AETH_SYN, syn) |
+			      FIELD_PREP(URDMA_AETH_MSN, msn));
+}
+
 /* An ACK, NAK or RNR NAK from the responder. */
 static void urdma_send_ack(struct urdma_engine *eng, struct urdma_qp *qp,
 			   u8 syn, u32 psn)
 {
-	struct urdma_wire *w = qp->wire;
-	struct urdma_aeth *aeth;
 	struct urdma_tx tx;
 
 	if (urdma_wire_pkt(qp, URDMA_OP_ACK, psn, 0, false, false, &tx)) {
 		urdma_count(eng, URDMA_CNT_TX_ERRS);
 		return;
 	}
-	aeth = urdma_tx_hdr(&tx, URDMA_TR_RC | URDMA_OP_ACK, URDMA_H_AETH);
-	aeth->w = cpu_to_be32(FIELD_PREP(URDMA_AETH_SYN, syn) |
-			      FIELD_PREP(URDMA_AETH_MSN, w->msn));
+	urdma_put_aeth(&tx, URDMA_OP_ACK, syn, qp->wire->msn);
 	urdma_wire_send(eng, qp, &tx);
 }
 
@@ -280,6 +286,7 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 	struct urdma_tx tx;
 	struct urdma_sg dst;
 	u8 opcode, status;
+	u32 hdrs;
 	int nsrc;
 	u64 len;
 
@@ -333,16 +340,17 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 				   last && (wqe->flags & URDMA_WQE_SOLICITED),
 				   &tx))
 			return 0;
-		if (urdma_opcodes[URDMA_TR_RC | opcode].flags & URDMA_PF_RETH)
+		/* RC and UC lay out their headers alike: RC's table row. */
+		hdrs = urdma_opcodes[URDMA_TR_RC | opcode].flags;
+		if (hdrs & URDMA_PF_RETH)
 			urdma_put_reth(urdma_tx_hdr(&tx, opcode, URDMA_H_RETH),
 				       wqe->rdma.remote_addr, wqe->rdma.rkey,
 				       f->len);
-		if (urdma_opcodes[URDMA_TR_RC | opcode].flags &
-		    (URDMA_PF_IMM | URDMA_PF_IETH))
-			memcpy(urdma_tx_hdr(&tx, URDMA_TR_RC | opcode,
-					    (urdma_opcodes[URDMA_TR_RC | opcode].flags &
-					     URDMA_PF_IMM) ? URDMA_H_IMM :
-							     URDMA_H_IETH),
+		if (hdrs & URDMA_PF_IMM)
+			memcpy(urdma_tx_hdr(&tx, opcode, URDMA_H_IMM),
+			       &wqe->ex, 4);
+		else if (hdrs & URDMA_PF_IETH)
+			memcpy(urdma_tx_hdr(&tx, opcode, URDMA_H_IETH),
 			       &wqe->ex, 4);
 		if (pay) {
 			urdma_sgl_skip(s->src, nsrc, w->off);
@@ -1047,16 +1055,14 @@ static void urdma_send_atomic_ack(struct urdma_engine *eng,
 				  struct urdma_qp *qp, struct urdma_rd_res *r)
 {
 	struct urdma_tx tx;
-	struct urdma_aeth *aeth;
 	struct urdma_atmack *ack;
 	u8 op = URDMA_TR_RC | URDMA_OP_ATOMIC_ACK;
 
 	if (urdma_wire_pkt(qp, URDMA_OP_ATOMIC_ACK, r->psn, 0, false, false,
 			   &tx))
 		return;
-	aeth = urdma_tx_hdr(&tx, op, URDMA_H_AETH);
-	aeth->w = cpu_to_be32(FIELD_PREP(URDMA_AETH_SYN, urdma_syn_ack()) |
-			      FIELD_PREP(URDMA_AETH_MSN, qp->wire->msn));
+	urdma_put_aeth(&tx, URDMA_OP_ATOMIC_ACK, urdma_syn_ack(),
+		       qp->wire->msn);
 	ack = urdma_tx_hdr(&tx, op, URDMA_H_ATMACK);
 	ack->orig = cpu_to_be64(r->orig);
 	urdma_wire_send(eng, qp, &tx);
@@ -1163,16 +1169,8 @@ static int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp)
 			if (urdma_wire_pkt(qp, op, psn, pay, false, false, &tx))
 				return sent;
 			if (urdma_opcodes[URDMA_TR_RC | op].flags &
-			    URDMA_PF_AETH) {
-				struct urdma_aeth *aeth =
-					urdma_tx_hdr(&tx, URDMA_TR_RC | op,
-						     URDMA_H_AETH);
-
-				aeth->w = cpu_to_be32(FIELD_PREP(URDMA_AETH_SYN,
-								 urdma_syn_ack()) |
-						      FIELD_PREP(URDMA_AETH_MSN,
-								 w->msn));
-			}
+			    URDMA_PF_AETH)
+				urdma_put_aeth(&tx, op, urdma_syn_ack(), w->msn);
 			if (pay) {
 				dst.kva = tx.payload;
 				dst.mr = NULL;
