@@ -189,7 +189,11 @@ done
 echo
 if [ $tf -ne 0 ]; then
 	for lane in "${LANES[@]}"; do
-		grep -h '^not ok' "$OUT/$lane.tap" | sed 's/^/FAILED: /'
+		# Each failure with its first diagnostic lines: CI shows the
+		# head and tail of the output, and this tail must say why.
+		awk '/^not ok/ { print "FAILED: " $0; n = 25; next }
+			/^#/ && n > 0 { print "FAILED:   " $0; n--; next }
+			{ n = 0 }' "$OUT/$lane.tap"
 	done
 fi
 echo "$tp passed, $tf failed, $ts skipped"

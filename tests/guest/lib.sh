@@ -98,24 +98,43 @@ tcp_listening() {
 	return 1
 }
 
-# run_pair LOG PORT CMD...: a client/server pair in this guest.  Starts
-# "CMD" (the server) in the background, waits until it listens on TCP PORT,
-# then runs "CMD 127.0.0.1" (the client; PAIR_ADDR overrides the address)
-# and waits for the server.  CMD
-# should carry its own timeout: "${TMO[@]}" CMD...  Output goes to
-# LOG.server and LOG.client; sets PAIR_SRC and PAIR_CRC to the exit statuses
-# (PAIR_CRC is "-" if the server never listened; the server is then killed).
-# Safe under set -e.
+# cm_listening PORT: an rdma_cm ID listens on PORT (any device, address
+# and port space), as "rdma resource show cm_id" lists it.
+cm_listening() {
+	rdma resource show cm_id 2>/dev/null |
+		grep -Eq "state LISTEN .*src-addr [^ ]*:$1( |\$)"
+}
+
+# run_pair LOG PORT CMD...: a client/server pair in this guest: the server
+# "CMD", then the client "CMD 127.0.0.1" (PAIR_ADDR overrides the address).
+# CMD should carry its own timeout: "${TMO[@]}" CMD...  See pair_run.
 # shellcheck disable=SC2034 # used by the tests that source this file
 TMO=(timeout -k 5 60)
 run_pair() {
-	local log=$1 port=$2 spid
+	local log=$1 port=$2
 	shift 2
+	pair_run "$log" "$port" "$@" -- "$@" "${PAIR_ADDR:-127.0.0.1}"
+}
+
+# pair_run LOG PORT SERVER... -- CLIENT...: starts SERVER in the background,
+# waits until it listens on TCP PORT (with PAIR_CM set: on rdma_cm PORT),
+# runs CLIENT and waits for the server.  Both should carry their own
+# timeouts.  Output goes to LOG.server and LOG.client; sets PAIR_SRC and
+# PAIR_CRC to the exit statuses (PAIR_CRC is "-" if the server never
+# listened; the server is then killed).  Safe under set -e.
+pair_run() {
+	local log=$1 port=$2 spid server=()
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		server+=("$1")
+		shift
+	done
+	shift
 	PAIR_SRC=0 PAIR_CRC=0
-	"$@" >"$log.server" 2>&1 &
+	"${server[@]}" >"$log.server" 2>&1 &
 	spid=$!
-	if pair_wait_server "$spid" "$port" "${PAIR_SLEEP:-}"; then
-		"$@" "${PAIR_ADDR:-127.0.0.1}" >"$log.client" 2>&1 || PAIR_CRC=$?
+	if pair_wait_server "$spid" "$port"; then
+		"$@" >"$log.client" 2>&1 || PAIR_CRC=$?
 		# A client that failed early leaves the server waiting for it.
 		if [ "$PAIR_CRC" != 0 ] && ! wait_for 5 pair_server_gone "$spid"; then
 			kill "$spid" 2>/dev/null || true
@@ -127,18 +146,13 @@ run_pair() {
 	fi
 	wait "$spid" || PAIR_SRC=$?
 }
-# pair_wait_server PID PORT [SECS]: up to 30 s; gives up at once if PID
-# ended.  With SECS (a server that listens through rdma_cm, on no TCP
-# port), waits SECS seconds and checks that the server still runs.
+# pair_wait_server PID PORT: up to 30 s for the server to listen on TCP
+# PORT (PAIR_CM set: on rdma_cm PORT); gives up at once if PID ended.
 pair_wait_server() {
-	local t=300
-	if [ -n "${3:-}" ]; then
-		sleep "$3"
-		kill -0 "$1" 2>/dev/null
-		return
-	fi
+	local t=300 listening=tcp_listening
+	[ -n "${PAIR_CM:-}" ] && listening=cm_listening
 	while [ $t -gt 0 ]; do
-		tcp_listening "$2" && return 0
+		$listening "$2" && return 0
 		kill -0 "$1" 2>/dev/null || return 1
 		sleep 0.1
 		t=$((t - 1))

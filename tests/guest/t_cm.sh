@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # librdmacm's examples over $DEV, server and client in this guest on the
 # netdev's IPv4 address: rping (RC, RDMA READ and WRITE), ucmatose (RC
-# SEND), udaddy (UD through rdma_cm; its -p is the port space, not a port), rdma_server/rdma_client (the
+# SEND), udaddy (UD through rdma_cm, on its fixed port 7174; its -p is the
+# port space), rdma_server/rdma_client (the
 # rdma_cm convenience API).  The connections go through QP1 (CM MADs).
 . "$(dirname "$0")/lib.sh"
 RESULTS=${URDMA_RESULTS:-/tmp}/cm
@@ -13,33 +14,26 @@ if ! wait_gid_v4 "$DEV" || [ -z "$IP" ]; then
 	tap_done
 fi
 
-# cm NAME OKRE "SERVER CMD" "CLIENT CMD": the server starts first (rdma_cm
-# listens on no TCP port: give it 2 s), the client must exit 0 with OKRE in
-# its output, and the server must exit 0.
+# cm NAME PORT OKRE "SERVER CMD" "CLIENT CMD": the server starts first; once
+# it listens on rdma_cm PORT the client runs.  The client must exit 0 with
+# OKRE in its output, and the server must exit 0.
 cm() {
-	local name=$1 okre=$2 log=$RESULTS/${1//\//-} spid src=0 crc=0
+	local name=$1 port=$2 okre=$3 log=$RESULTS/${1//\//-}
 	# shellcheck disable=SC2086 # the commands are word lists
-	timeout -k 5 90 $3 >"$log.server" 2>&1 &
-	spid=$!
-	sleep 2
-	# shellcheck disable=SC2086
-	timeout -k 5 60 $4 >"$log.client" 2>&1 || crc=$?
-	wait "$spid" || src=$?
-	if [ $src = 0 ] && [ $crc = 0 ] && grep -Eq "$okre" "$log.client"; then
+	PAIR_CM=1 pair_run "$log" "$port" timeout -k 5 90 $4 -- timeout -k 5 60 $5
+	if [ "$PAIR_SRC" = 0 ] && [ "$PAIR_CRC" = 0 ] && grep -Eq "$okre" "$log.client"; then
 		tap_ok "$name"
 	else
-		tap_fail "$name" "server exit $src: $3" "client exit $crc: $4" \
-			"$(sed 's/^/server: /' "$log.server" | tail -n 10)" \
-			"$(sed 's/^/client: /' "$log.client" | tail -n 10)"
+		tap_fail "$name" "server: $4" "client: $5" "$(pair_diag "$log")"
 	fi
 }
 
-cm rping 'ping data: rdma-ping-9' "rping -s -a $IP -p 19901 -C 10 -S 4096 -v" \
+cm rping 19901 'ping data: rdma-ping-9' "rping -s -a $IP -p 19901 -C 10 -S 4096 -v" \
 	"rping -c -a $IP -p 19901 -C 10 -S 4096 -v"
-cm ucmatose 'data transfers complete' "ucmatose -b $IP -p 19902 -c 2 -C 10 -S 1024" \
+cm ucmatose 19902 'data transfers complete' "ucmatose -b $IP -p 19902 -c 2 -C 10 -S 1024" \
 	"ucmatose -s $IP -p 19902 -c 2 -C 10 -S 1024"
-cm udaddy 'data transfers complete' "udaddy -b $IP -c 2 -C 10 -S 512" \
+cm udaddy 7174 'data transfers complete' "udaddy -b $IP -c 2 -C 10 -S 512" \
 	"udaddy -s $IP -c 2 -C 10 -S 512"
-cm rdma_server/rdma_client 'rdma_client: end 0' "rdma_server -s $IP -p 19904" \
+cm rdma_server/rdma_client 19904 'rdma_client: end 0' "rdma_server -s $IP -p 19904" \
 	"rdma_client -s $IP -p 19904"
 tap_done

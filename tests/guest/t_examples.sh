@@ -17,41 +17,34 @@ if ! wait_gid_v4 "$DEV" || [ -z "$IP" ]; then
 	tap_done
 fi
 
-# example NAME OKRE "SERVER CMD" "CLIENT CMD": the server starts first
-# (rdma_cm listens on no TCP port: give it 2 s); both must exit 0 and the
+# example NAME PORT OKRE "SERVER CMD" "CLIENT CMD": the server starts first;
+# once it listens on rdma_cm PORT the client runs.  Both must exit 0 and the
 # server's output must match OKRE (its verification line).  The server's
 # output and the client's last line follow as diagnostics.
 example() {
-	local name=$1 okre=$2 log=$RESULTS/$1 spid src=0 crc=0 prog
-	for prog in ${3%% *} ${4%% *}; do
+	local name=$1 port=$2 okre=$3 log=$RESULTS/$1 prog
+	for prog in ${4%% *} ${5%% *}; do
 		if [ ! -x "$prog" ]; then
 			tap_fail "$name" "$prog missing (scripts/build-tests.sh)"
 			return
 		fi
 	done
 	# shellcheck disable=SC2086 # the commands are word lists
-	timeout -k 5 60 $3 >"$log.server" 2>&1 &
-	spid=$!
-	sleep 2
-	# shellcheck disable=SC2086
-	timeout -k 5 60 $4 >"$log.client" 2>&1 || crc=$?
-	wait "$spid" || src=$?
-	if [ $src = 0 ] && [ $crc = 0 ] && grep -Eq "$okre" "$log.server"; then
+	PAIR_CM=1 pair_run "$log" "$port" timeout -k 5 60 $4 -- timeout -k 5 60 $5
+	if [ "$PAIR_SRC" = 0 ] && [ "$PAIR_CRC" = 0 ] && grep -Eq "$okre" "$log.server"; then
 		tap_ok "$name"
 		{ cat "$log.server"; tail -n 1 "$log.client"; } | sed 's/^/#   /'
 	else
-		tap_fail "$name" "server exit $src: $3" "client exit $crc: $4" \
-			"$(sed 's/^/server: /' "$log.server" | tail -n 10)" \
-			"$(sed 's/^/client: /' "$log.client" | tail -n 10)"
+		tap_fail "$name" "server: $4" "client: $5" "$(pair_diag "$log")"
 	fi
 }
 
 # The client writes 4000 of the server's 4096 bytes: the server also checks
 # that the last 96 stayed untouched.
-example rdma_write 'write_server: verified 4000 bytes: OK' \
+example rdma_write 19911 'write_server: verified 4000 bytes: OK' \
 	"$BIN/write_server -a $IP -p 19911 -s 4096" \
 	"$BIN/write_client -a $IP -p 19911 -s 4000"
-example echo 'echo_server: echoed 20 messages: OK' \
+example echo 19912 'echo_server: echoed 20 messages: OK' \
 	"$BIN/echo_server -a $IP -p 19912" \
 	"$BIN/echo_client -a $IP -p 19912 -n 20"
 tap_done

@@ -57,7 +57,7 @@ perf ib_read_lat 64
 perf ib_atomic_lat 8
 # -R: rdma_cm connects the QPs (QP1 carries the CM MADs), to the netdev's
 # address: the client must name an address of a RoCE device.
-PAIR_SLEEP=3
+PAIR_CM=1
 PAIR_ADDR=$(ip -4 -o addr show dev "$NETDEV" | awk '{ sub(/\/.*/, "", $4); print $4; exit }')
 perf ib_write_bw 65536 -R
 perf ib_send_lat 64 -R
