@@ -224,6 +224,11 @@ static const struct rdma_stat_desc urdma_stat_descs[URDMA_NUM_COUNTERS] = {
 	[URDMA_CNT_RX_DROPS] = { .name = "rx_drops" },
 	[URDMA_CNT_ICRC_ERRS] = { .name = "icrc_errs" },
 	[URDMA_CNT_TX_ERRS] = { .name = "tx_errs" },
+	[URDMA_CNT_SEQ_NAKS_RCVD] = { .name = "seq_naks_rcvd" },
+	[URDMA_CNT_TIMEOUTS] = { .name = "timeouts" },
+	[URDMA_CNT_READ_GAPS] = { .name = "read_gaps" },
+	[URDMA_CNT_SEQ_NAKS_SENT] = { .name = "seq_naks_sent" },
+	[URDMA_CNT_DUP_REQS] = { .name = "dup_reqs" },
 };
 
 struct rdma_hw_stats *urdma_alloc_hw_port_stats(struct ib_device *ibdev,

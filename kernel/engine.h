@@ -38,6 +38,11 @@ enum urdma_counter {
 	URDMA_CNT_RX_DROPS,	/* ... dropped: malformed, unknown QP, bad key */
 	URDMA_CNT_ICRC_ERRS,	/* ... dropped for a bad ICRC */
 	URDMA_CNT_TX_ERRS,	/* packets the IP layer would not send */
+	URDMA_CNT_SEQ_NAKS_RCVD, /* requester: sequence NAKs (go back N) */
+	URDMA_CNT_TIMEOUTS,	/* requester: local ACK timeouts */
+	URDMA_CNT_READ_GAPS,	/* requester: READs asked again after a gap */
+	URDMA_CNT_SEQ_NAKS_SENT, /* responder: sequence NAKs sent */
+	URDMA_CNT_DUP_REQS,	/* responder: duplicate requests seen */
 	URDMA_NUM_COUNTERS
 };
 

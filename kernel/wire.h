@@ -21,6 +21,7 @@ struct urdma_engine;
  * @npsn:	PSNs it spans (a READ spans its responses)
  * @len:	its message length
  * @got:	READ: response packets received in order
+ * @asked:	READ: 1 + the @got it was asked again from after a gap (0: none)
  * @done:	READ or atomic: the response is complete; any: @status is final
  * @status:	its completion status
  * @wqe:	the copy of the WQE that every (re)transmission uses
@@ -30,6 +31,7 @@ struct urdma_inflight {
 	u32 npsn;
 	u32 len;
 	u32 got;
+	u32 asked;
 	bool done;
 	u8 status;
 	u8 wqe[] __aligned(8);

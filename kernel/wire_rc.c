@@ -566,6 +566,19 @@ static bool urdma_req_head_done(struct urdma_qp *qp, struct urdma_inflight *f)
 	return urdma_psn_diff(w->acked, last) >= 0;
 }
 
+/*
+ * Move the sender past in-flight WQE @f at w->cur, which needs no (more)
+ * packets: it failed, is local, or is a READ or atomic a go-back reached
+ * after its response came.  The next WQE goes out at its own first PSN.
+ */
+static void urdma_req_skip(struct urdma_wire *w, struct urdma_inflight *f)
+{
+	if (f->npsn)
+		w->psn = urdma_psn_add(f->first_psn, f->npsn);
+	w->cur++;
+	w->off = 0;
+}
+
 /* Retire completed WQEs from the head, in order.  Return: how many. */
 static int urdma_req_complete(struct urdma_engine *eng, struct urdma_qp *qp)
 {
@@ -581,7 +594,7 @@ static int urdma_req_complete(struct urdma_engine *eng, struct urdma_qp *qp)
 			break;
 		status = f->status;
 		if (w->cur == qp->sq_cons)
-			w->cur++;
+			urdma_req_skip(w, f);
 		urdma_sq_retire(qp);
 		w->retry_left = qp->attr.retry_cnt;
 		w->rnr_left = qp->attr.rnr_retry;
@@ -691,9 +704,23 @@ static void urdma_req_read_resp(struct urdma_engine *eng, struct urdma_qp *qp,
 	u32 mtu = urdma_qp_mtu(qp), off;
 	bool last = pkt->flags & URDMA_PF_LAST;
 
-	if (!f || urdma_slot_wqe(f)->opcode != URDMA_WQE_RDMA_READ ||
-	    urdma_psn_diff(pkt->psn, f->first_psn) != (s32)f->got)
-		return;		/* not the one expected: the timer recovers */
+	if (!f || urdma_slot_wqe(f)->opcode != URDMA_WQE_RDMA_READ)
+		return;
+	if (urdma_psn_diff(pkt->psn, f->first_psn) != (s32)f->got) {
+		/*
+		 * A response is missing (lost, or overtaken): ask again from
+		 * it at once, as for a sequence NAK; once per gap.
+		 */
+		if (urdma_psn_diff(pkt->psn, f->first_psn) > (s32)f->got &&
+		    f->asked != f->got + 1) {
+			f->asked = f->got + 1;
+			urdma_count(eng, URDMA_CNT_RETRIES);
+			urdma_count(eng, URDMA_CNT_READ_GAPS);
+			urdma_req_rewind(qp, urdma_psn_add(f->first_psn,
+							   f->got));
+		}
+		return;
+	}
 	off = f->got * mtu;
 	/* Every response but the last is a full MTU. */
 	if ((!last && pkt->paylen != mtu) || off + pkt->paylen > f->len ||
@@ -775,6 +802,7 @@ static void urdma_req_ack(struct urdma_engine *eng, struct urdma_qp *qp,
 		urdma_req_acked(qp, prev);
 		if (val == URDMA_NAK_PSN_SEQ) {
 			urdma_count(eng, URDMA_CNT_RETRIES);
+			urdma_count(eng, URDMA_CNT_SEQ_NAKS_RCVD);
 			urdma_req_rewind(qp, pkt->psn);
 		} else {
 			urdma_req_fail(qp, pkt->psn, urdma_nak_status(val));
@@ -831,6 +859,7 @@ static int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
 		   ktime_after(now, w->timeout_at)) {
 		/* No progress within the local ACK timeout. */
 		urdma_count(eng, URDMA_CNT_RETRIES);
+		urdma_count(eng, URDMA_CNT_TIMEOUTS);
 		if (qp->attr.timeout && !w->retry_left--) {
 			urdma_req_fail(qp, urdma_psn_add(w->acked, 1),
 				       IB_WC_RETRY_EXC_ERR);
@@ -854,9 +883,8 @@ static int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
 				urdma_req_arm(qp);
 		}
 		f = urdma_slot(w, w->cur);
-		if (f->done) {		/* failed or local: nothing to send */
-			w->cur++;
-			w->off = 0;
+		if (f->done) {
+			urdma_req_skip(w, f);
 			continue;
 		}
 		if (urdma_is_rc(qp) &&
@@ -1246,12 +1274,14 @@ static void urdma_resp_rx(struct urdma_engine *eng, struct urdma_qp *qp,
 	if (d > 0) {
 		if (!w->nak_sent) {
 			w->nak_sent = true;
+			urdma_count(eng, URDMA_CNT_SEQ_NAKS_SENT);
 			urdma_send_ack(eng, qp, urdma_syn_nak(URDMA_NAK_PSN_SEQ),
 				       w->epsn);
 		}
 		return;
 	}
 	if (d < 0) {
+		urdma_count(eng, URDMA_CNT_DUP_REQS);
 		urdma_resp_dup(eng, qp, pkt);
 		return;
 	}
