@@ -122,17 +122,21 @@ lane_guest() {
 # Two guests on a socket network (scripts/urdma-2host), Debian 6.12: urdma
 # against rxe in both directions, and urdma against urdma.
 TWOHOST_TESTS="rc ud write_bw read_bw send_bw atomic_bw rping"
-twohost_pair() {
-	local a=$1 b=$2 tests=$3
+# twohost_run NAME SERVER_CMD CLIENT_CMD: one urdma-2host run; its TAP.
+twohost_run() {
+	local name=$1
 	"$TOP/scripts/urdma-2host" --timeout 900 \
 		--vm-arg --env --vm-arg URDMA_TWOHOST_ITERS=20 \
-		--vm-arg --env --vm-arg URDMA_TWOHOST_PAIR="$a-$b" \
-		-- "tests/twohost/t_suite.sh $a $tests" \
-		-- "tests/twohost/t_suite.sh $b $tests" 2>>"$LOG" | tee -a "$LOG" |
+		--vm-arg --env --vm-arg URDMA_TWOHOST_PAIR="$name" \
+		-- "$2" -- "$3" 2>>"$LOG" | tee -a "$LOG" |
 		sed -n 's/^\[[AB]\] \(\(not \)\?ok \)/\1/p'
 	local rc=${PIPESTATUS[0]}
-	[ "$rc" -eq 0 ] && echo "ok - twohost $a-$b: both guests exit cleanly" ||
-		echo "not ok - twohost $a-$b: both guests exit cleanly (exit $rc; see $LOG)"
+	[ "$rc" -eq 0 ] && echo "ok - twohost $name: both guests exit cleanly" ||
+		echo "not ok - twohost $name: both guests exit cleanly (exit $rc; see $LOG)"
+}
+twohost_pair() {
+	twohost_run "$1-$2" "tests/twohost/t_suite.sh $1 $3" \
+		"tests/twohost/t_suite.sh $2 $3"
 }
 
 lane_twohost() {
@@ -140,6 +144,9 @@ lane_twohost() {
 	twohost_pair urdma rxe "$TWOHOST_TESTS uc srq write_bw_R send_lat_R"
 	twohost_pair rxe urdma "$TWOHOST_TESTS"
 	twohost_pair urdma urdma "$TWOHOST_TESTS"
+	# netem (1 GiB byte-exact through loss, reordering, duplication) and
+	# a pulled link, urdma on both sides.
+	twohost_run fault tests/twohost/t_fault.sh tests/twohost/t_fault.sh
 }
 
 run_lane() {

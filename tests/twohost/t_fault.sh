@@ -1,0 +1,136 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Two-host fault tests, urdma0 on both sides (scripts/urdma-2host runs this
+# script in both guests; they walk the tests in step, as t_suite.sh does):
+#   netem     netem on both ends of the link: 1 ms delay, 1% loss, 1%
+#             reordering, 1% duplication.  urdma_xfer moves URDMA_FAULT_BYTES
+#             (default 1 GiB) in WRITE, READ and SEND, every byte checked;
+#             the requester's retry counters must show that recovery ran.
+#   linkdown  the client pulls its link mid-transfer: its QP must fail with
+#             RETRY_EXC_ERR within the retry budget (urdma_xfer checks),
+#             every WR completes, and after the link comes back a new QP
+#             moves 16 MiB byte-exact.
+# Both NICs get MTU 9000 (RoCE path MTU 4096) for the test's throughput.
+#   t_fault.sh [TEST...]
+# shellcheck disable=SC2034 # read by lib.sh
+URDMA_DEV=urdma0
+# shellcheck source=../guest/lib.sh
+. "$(dirname "$0")/../guest/lib.sh"
+ROLE=${URDMA_ROLE:?URDMA_ROLE (server or client) is not set}
+# shellcheck disable=SC2034 # read by lib.sh
+TAP_PREFIX="twohost fault: urdma ($ROLE)"
+NIC=${URDMA_NIC:?URDMA_NIC is not set: run under urdma-vm --nic}
+PEER=${URDMA_PEER_IP:?URDMA_PEER_IP is not set}
+MYIP=${URDMA_NIC_IP:?URDMA_NIC_IP is not set}
+XFER=$(cd "$(dirname "$0")/../.." && pwd)/build/tests/urdma_xfer
+BYTES=${URDMA_FAULT_BYTES:-1073741824}
+RESULTS=${URDMA_RESULTS:-/tmp}/twohost-fault-$ROLE
+mkdir -p "$RESULTS"
+TESTS=("$@")
+[ ${#TESTS[@]} -gt 0 ] || TESTS=(netem linkdown)
+
+if [ ! -x "$XFER" ]; then
+	tap_fail "urdma_xfer is built" "$XFER missing (scripts/build-tests.sh)"
+	tap_done
+fi
+check "MTU 9000 on $NIC" ip link set dev "$NIC" mtu 9000
+if ! wait_gid_v4 "$DEV"; then
+	tap_fail "$DEV has an IPv4 RoCE v2 GID"
+	tap_done
+fi
+# shellcheck disable=SC2317 # runs through wait_for
+peer_up() { busybox ping -c 1 -W 1 "$PEER" >/dev/null 2>&1; }
+if ! wait_for 120 peer_up; then
+	tap_fail "ping $PEER" "$(ip neigh show dev "$NIC" 2>&1)"
+	tap_done
+fi
+
+# counter NAME: this device's counter NAME.
+counter() {
+	cat "/sys/class/infiniband/$DEV/ports/1/hw_counters/$1" 2>/dev/null || echo 0
+}
+COUNTERS=(retries seq_naks_rcvd timeouts read_gaps seq_naks_sent dup_reqs tx_errs rx_drops)
+counters() {
+	local c
+	for c in "${COUNTERS[@]}"; do printf '%s=%s ' "$c" "$(counter "$c")"; done
+}
+
+# xfer NAME PORT OKRE SERVER_ARGS -- CLIENT_ARGS: this side of one transfer.
+# The client retries for up to 90 s while the server does not listen yet
+# (rejected before it connected).
+xfer() {
+	local name=$1 port=$2 okre=$3 log=$RESULTS/$1 rc=0 t=90 srv=() cli=()
+	shift 3
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	if [ "$ROLE" = server ]; then
+		timeout -k 5 900 "$XFER" -s -a "$MYIP" -p "$port" "${srv[@]}" >"$log" 2>&1 || rc=$?
+	else
+		while :; do
+			rc=0
+			timeout -k 5 900 "$XFER" -a "$PEER" -p "$port" "${cli[@]}" >"$log" 2>&1 || rc=$?
+			[ "$rc" = 0 ] || [ $t -le 0 ] && break
+			grep -q 'connected' "$log" && break
+			grep -qE 'REJECTED|UNREACHABLE|ADDR_ERROR|ROUTE_ERROR' "$log" || break
+			sleep 2
+			t=$((t - 2))
+		done
+	fi
+	if [ "$rc" = 0 ] && grep -qE "$okre" "$log"; then
+		tap_ok "$name"
+		sed 's/^/# /' "$log"
+		return 0
+	fi
+	tap_fail "$name" "exit $rc" "$(tail -n 20 "$log")"
+	return 1
+}
+
+port=19800
+for t in "${TESTS[@]}"; do
+	port=$((port + 1))
+	case $t in
+	netem)
+		before_retries=$(counter retries)
+		before_dups=$(counter dup_reqs)
+		if ! check "netem on $NIC: delay 1ms, loss 1%, reorder 1%, duplicate 1%" \
+			tc qdisc add dev "$NIC" root netem delay 1ms loss 1% reorder 1% duplicate 1%; then
+			continue
+		fi
+		xfer "netem: $((BYTES >> 20)) MiB of WRITE, READ and SEND, byte-exact" \
+			"$port" 'OK$' -c 1 -t 300 -- -b "$BYTES" -t 300
+		echo "# counters: $(counters)"
+		tc -s qdisc show dev "$NIC" | sed 's/^/# /'
+		check "netem removed" tc qdisc del dev "$NIC" root
+		# Each side sends (client: requests; server: responses) through
+		# its own netem, so each side's requester or responder recovered.
+		if [ "$ROLE" = client ]; then
+			r=$(($(counter retries) - before_retries))
+			if [ "$r" -gt 0 ]; then
+				tap_ok "netem: the requester went back $r times"
+			else
+				tap_fail "netem: the requester went back $r times" "$(counters)"
+			fi
+		else
+			d=$(($(counter dup_reqs) - before_dups))
+			if [ "$d" -gt 0 ]; then
+				tap_ok "netem: the responder saw $d duplicate requests"
+			else
+				tap_fail "netem: the responder saw $d duplicate requests" "$(counters)"
+			fi
+		fi
+		;;
+	linkdown)
+		xfer "link down: the QP fails within its retry budget; a new QP works" \
+			"$port" 'OK$' -c 2 -t 120 -- -b 16777216 -t 60 --ack-timeout 14 \
+			--fault-after 20 --fault-cmd "ip link set dev $NIC down" \
+			--recover-cmd "ip link set dev $NIC up"
+		# The link must be up for whatever runs next.
+		ip link set dev "$NIC" up
+		;;
+	*)
+		tap_fail "unknown test $t"
+		;;
+	esac
+done
+tap_done
