@@ -40,7 +40,8 @@ enum {
 	/* Every field of struct ibv_wc has a reader. */
 	URDMA_CQ_SUP_WC_FLAGS = IBV_WC_STANDARD_FLAGS,
 	/* Not IBV_CQ_INIT_ATTR_MASK_PD: there are no parent domains. */
-	URDMA_CQ_SUP_COMP_MASK = IBV_CQ_INIT_ATTR_MASK_FLAGS,
+	URDMA_CQ_SUP_COMP_MASK = IBV_CQ_INIT_ATTR_MASK_FLAGS |
+				 IBV_CQ_INIT_ATTR_MASK_PD,
 	/* A hint; the CQ is locked anyway. */
 	URDMA_CQ_SUP_FLAGS = IBV_CREATE_CQ_ATTR_SINGLE_THREADED,
 };
@@ -336,6 +337,11 @@ static int urdma_cq_check_attr(const struct ibv_cq_init_attr_ex *attr)
 	}
 	if (!check_comp_mask(attr->wc_flags, URDMA_CQ_SUP_WC_FLAGS))
 		return EOPNOTSUPP;
+	/* The PD of a CQ is a parent domain, for its allocators. */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!attr->parent_domain ||
+	     !to_urdma_pd(attr->parent_domain)->protection))
+		return EINVAL;
 	return 0;
 }
 
@@ -370,7 +376,10 @@ static struct urdma_cq *urdma_cq_create(struct ibv_context *ibvctx,
 	if (err)
 		goto err_free_cq;
 
-	err = urdma_alloc_buf(ctx, &cq->ring, (size_t)nent * URDMA_CQE_SIZE);
+	err = urdma_alloc_buf(ctx, &cq->ring, (size_t)nent * URDMA_CQE_SIZE,
+			      attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD ?
+			      to_urdma_pd(attr->parent_domain) : NULL,
+			      URDMA_RES_TYPE_CQ);
 	if (err)
 		goto err_destroy_lock;
 
@@ -452,7 +461,8 @@ int urdma_resize_cq(struct ibv_cq *ibvcq, int cqe)
 	if (!nent)
 		return errno;
 
-	err = urdma_alloc_buf(ctx, &ring, (size_t)nent * URDMA_CQE_SIZE);
+	err = urdma_alloc_buf(ctx, &ring, (size_t)nent * URDMA_CQE_SIZE,
+			      cq->ring.pd, URDMA_RES_TYPE_CQ);
 	if (err)
 		return err;
 

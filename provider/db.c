@@ -54,12 +54,37 @@ static void urdma_free_pages(void *buf, size_t size)
 	free(buf);
 }
 
+/*
+ * A page-aligned, zeroed ring of at least @size bytes.  With a parent
+ * domain @pd that has allocators, its allocator is asked first (it may
+ * answer IBV_ALLOCATOR_USE_DEFAULT).  Returns an errno.
+ */
 int urdma_alloc_buf(struct urdma_context *ctx, struct urdma_buf *buf,
-		    size_t size)
+		    size_t size, struct urdma_pd *pd, uint64_t res_type)
 {
+	void *p;
 	int err;
 
 	size = align(size, ctx->page_size);
+	buf->pd = NULL;
+	buf->res_type = res_type;
+	if (pd && pd->alloc) {
+		p = pd->alloc(&pd->ibvpd, pd->pd_context, size, ctx->page_size,
+			      res_type);
+		if (!p) {
+			buf->buf = NULL;
+			buf->size = 0;
+			return ENOMEM;
+		}
+		if (p != IBV_ALLOCATOR_USE_DEFAULT) {
+			memset(p, 0, size);
+			buf->buf = p;
+			buf->size = size;
+			buf->pd = pd;
+			atomic_fetch_add(&pd->refs, 1);
+			return 0;
+		}
+	}
 	err = urdma_alloc_pages(ctx, &buf->buf, size);
 	if (err) {
 		buf->buf = NULL;
@@ -75,7 +100,14 @@ void urdma_free_buf(struct urdma_buf *buf)
 	if (!buf->buf)
 		return;
 
-	urdma_free_pages(buf->buf, buf->size);
+	if (buf->pd) {
+		buf->pd->free(&buf->pd->ibvpd, buf->pd->pd_context, buf->buf,
+			      buf->res_type);
+		atomic_fetch_sub(&buf->pd->refs, 1);
+		buf->pd = NULL;
+	} else {
+		urdma_free_pages(buf->buf, buf->size);
+	}
 	buf->buf = NULL;
 	buf->size = 0;
 }

@@ -34,7 +34,8 @@ enum {
  * Set up a work queue of nent WQEs of stride bytes; nent 0 (the RQ of a
  * QP with an SRQ) gets no ring.  Returns an errno.
  */
-int urdma_wq_init(struct urdma_context *ctx, struct urdma_wq *wq,
+int urdma_wq_init(struct urdma_context *ctx, struct urdma_pd *pd,
+		  uint64_t res_type, struct urdma_wq *wq,
 		  uint32_t nent, uint32_t stride)
 {
 	int err;
@@ -44,7 +45,8 @@ int urdma_wq_init(struct urdma_context *ctx, struct urdma_wq *wq,
 		return err;
 
 	if (nent) {
-		err = urdma_alloc_buf(ctx, &wq->ring, (size_t)nent * stride);
+		err = urdma_alloc_buf(ctx, &wq->ring, (size_t)nent * stride,
+				      pd, res_type);
 		if (err) {
 			pthread_spin_destroy(&wq->lock);
 			return err;
@@ -197,11 +199,13 @@ static struct urdma_qp *urdma_qp_create(struct ibv_context *ibvctx,
 		return NULL;
 	}
 
-	err = urdma_wq_init(ctx, &qp->sq, sq_nent, sq_stride);
+	err = urdma_wq_init(ctx, to_urdma_pd(attr->pd), URDMA_RES_TYPE_QP,
+			    &qp->sq, sq_nent, sq_stride);
 	if (err)
 		goto err_free_qp;
 
-	err = urdma_wq_init(ctx, &qp->rq, rq_nent, rq_stride);
+	err = urdma_wq_init(ctx, to_urdma_pd(attr->pd), URDMA_RES_TYPE_QP,
+			    &qp->rq, rq_nent, rq_stride);
 	if (err)
 		goto err_destroy_sq;
 

@@ -37,7 +37,8 @@ struct ibv_srq *urdma_create_srq(struct ibv_pd *pd,
 		return NULL;
 	}
 
-	err = urdma_wq_init(ctx, &srq->rq, nent, stride);
+	err = urdma_wq_init(ctx, to_urdma_pd(pd), URDMA_RES_TYPE_SRQ, &srq->rq,
+			    nent, stride);
 	if (err)
 		goto err_free_srq;
 
@@ -91,7 +92,8 @@ static int urdma_resize_srq(struct urdma_srq *srq, struct ibv_srq_attr *attr,
 	if (!attr->max_wr || attr->max_wr > ctx->max_srq_wr)
 		return EINVAL;
 	nent = roundup_pow_of_two(attr->max_wr);
-	err = urdma_alloc_buf(ctx, &ring, (size_t)nent * srq->rq.stride);
+	err = urdma_alloc_buf(ctx, &ring, (size_t)nent * srq->rq.stride,
+			      srq->rq.ring.pd, URDMA_RES_TYPE_SRQ);
 	if (err)
 		return err;
 	cmd.nent = nent;

@@ -26,6 +26,7 @@ static const struct verbs_match_ent urdma_table[] = {
 
 static const struct verbs_context_ops urdma_ctx_ops = {
 	.alloc_mw = urdma_alloc_mw,
+	.alloc_parent_domain = urdma_alloc_parent_domain,
 	.alloc_pd = urdma_alloc_pd,
 	.attach_mcast = ibv_cmd_attach_mcast,
 	.bind_mw = urdma_bind_mw,

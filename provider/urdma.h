@@ -46,9 +46,25 @@ struct urdma_context {
 };
 
 /* A ring: page-aligned, a whole number of pages, zeroed, MADV_DONTFORK. */
+struct urdma_pd;
+
+/*
+ * The resource_type a parent domain's allocator is called with (providers
+ * number their own; mlx5's are in mlx5dv.h).  Every ring is page-aligned.
+ */
+#define URDMA_RES_TYPE_QP	((uint64_t)1)	/* an SQ or RQ ring */
+#define URDMA_RES_TYPE_SRQ	((uint64_t)2)
+#define URDMA_RES_TYPE_CQ	((uint64_t)3)
+
+/*
+ * A ring.  @pd is set when a parent domain's allocator made it (and frees
+ * it); then the parent domain cannot be deallocated before the ring is.
+ */
 struct urdma_buf {
 	void *buf;
 	size_t size;
+	struct urdma_pd *pd;
+	uint64_t res_type;		/* URDMA_RES_TYPE_* for @pd's allocator */
 };
 
 /*
@@ -123,9 +139,24 @@ struct urdma_ah {
 	uint32_t ah_num;		/* names the AH in UD send WQEs */
 };
 
+/*
+ * A protection domain, or a parent domain (@protection set): a PD of its
+ * own in user space only, which stands for @protection in every command
+ * (it has @protection's handle) and may bring allocators for the rings of
+ * the QPs, SRQs and CQs created on it.  @refs counts what keeps the PD
+ * alive in user space: a protection domain's parent domains, a parent
+ * domain's rings.
+ */
 struct urdma_pd {
 	struct ibv_pd ibvpd;
 	uint32_t pdn;
+	atomic_int refs;
+	struct urdma_pd *protection;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+		       size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+		     uint64_t resource_type);
+	void *pd_context;
 };
 
 static inline struct urdma_context *to_urdma_ctx(struct ibv_context *ibvctx)
@@ -174,7 +205,7 @@ void urdma_db_cleanup(struct urdma_context *ctx);
 void *urdma_alloc_db(struct urdma_context *ctx);
 void urdma_free_db(struct urdma_context *ctx, void *db);
 int urdma_alloc_buf(struct urdma_context *ctx, struct urdma_buf *buf,
-		    size_t size);
+		    size_t size, struct urdma_pd *pd, uint64_t res_type);
 void urdma_free_buf(struct urdma_buf *buf);
 
 /* cq.c */
@@ -210,7 +241,8 @@ static inline void *urdma_wq_entry(struct urdma_wq *wq, uint32_t idx)
 }
 
 /* qp.c */
-int urdma_wq_init(struct urdma_context *ctx, struct urdma_wq *wq,
+int urdma_wq_init(struct urdma_context *ctx, struct urdma_pd *pd,
+		  uint64_t res_type, struct urdma_wq *wq,
 		  uint32_t nent, uint32_t stride);
 void urdma_wq_destroy(struct urdma_wq *wq);
 struct ibv_qp *urdma_create_qp(struct ibv_pd *pd,
@@ -255,6 +287,8 @@ int urdma_query_port(struct ibv_context *ibvctx, uint8_t port,
 		     struct ibv_port_attr *attr);
 struct ibv_pd *urdma_alloc_pd(struct ibv_context *ibvctx);
 int urdma_dealloc_pd(struct ibv_pd *ibvpd);
+struct ibv_pd *urdma_alloc_parent_domain(struct ibv_context *ibvctx,
+					 struct ibv_parent_domain_init_attr *attr);
 struct ibv_mr *urdma_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
 int urdma_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,

@@ -66,11 +66,66 @@ err_free_pd:
 	return NULL;
 }
 
+/*
+ * A parent domain: see struct urdma_pd.  No thread domains (there is no
+ * per-thread doorbell to give one).
+ */
+struct ibv_pd *urdma_alloc_parent_domain(struct ibv_context *ibvctx,
+					 struct ibv_parent_domain_init_attr *attr)
+{
+	struct urdma_pd *protection, *pd;
+
+	if (ibv_check_alloc_parent_domain(attr))
+		return NULL;
+	if (!check_comp_mask(attr->comp_mask,
+			     IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			     IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr->td) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	protection = to_urdma_pd(attr->pd);
+	if (protection->protection ||
+	    ((attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) &&
+	     (!attr->alloc || !attr->free))) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ibv_initialize_parent_domain(&pd->ibvpd, &protection->ibvpd);
+	pd->pdn = protection->pdn;
+	pd->protection = protection;
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
+		pd->alloc = attr->alloc;
+		pd->free = attr->free;
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		pd->pd_context = attr->pd_context;
+	atomic_fetch_add(&protection->refs, 1);
+	return &pd->ibvpd;
+}
+
 int urdma_dealloc_pd(struct ibv_pd *ibvpd)
 {
 	struct urdma_pd *pd = to_urdma_pd(ibvpd);
 	int err;
 
+	/* Rings from its allocator, or parent domains on it. */
+	if (atomic_load(&pd->refs))
+		return EBUSY;
+	if (pd->protection) {
+		atomic_fetch_sub(&pd->protection->refs, 1);
+		free(pd);
+		return 0;
+	}
 	err = ibv_cmd_dealloc_pd(ibvpd);
 	if (err)
 		return err;

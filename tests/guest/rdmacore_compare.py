@@ -3,7 +3,7 @@
 """Compare rdma-core's suite on urdma with the same suite on rxe; print TAP.
 
 usage: rdmacore_compare.py PREFIX URDMA_JSONL RXE_JSONL [--needs-engine FILE]
-                           [--wire MODULE]... [--min-ok N] [--table FILE]
+                           [--min-ok N] [--table FILE]
                            [--no-rxe REASON]
 
 Both JSONL files come from rdmacore_run.py.  One TAP line per test, keyed
@@ -16,9 +16,7 @@ by urdma's result:
   error, failure, hang, crash  -> not ok
   not run at all               -> not ok
 
-except for tests in a --wire module (test_rdmacm: its connections need the
-wire path), which are "ok # SKIP needs the wire issue" unless they pass, and
-for tests listed in the --needs-engine file (one "module.Class.test" per
+except for tests listed in the --needs-engine file (one "module.Class.test" per
 line, "#" comments), a transition list: a listed test that does not pass is
 "ok # SKIP ... needs the HCA engine", and one that passes is ok, so the
 list can only shrink.
@@ -68,13 +66,10 @@ def main():
     args = sys.argv[1:]
     opts = {'--needs-engine': None, '--min-ok': '100', '--table': None,
             '--no-rxe': None}
-    wire = []
     pos = []
     while args:
         a = args.pop(0)
-        if a == '--wire':
-            wire.append(args.pop(0))
-        elif a in opts:
+        if a in opts:
             opts[a] = args.pop(0)
         else:
             pos.append(a)
@@ -112,11 +107,8 @@ def main():
         r = rxe.get(tid)
         ust = u['status'] if u else 'not run'
         rst = r['status'] if r else 'not run'
-        module = tid.split('.', 1)[0]
         if ust in ('ok', 'xfail'):
             tap(True, tid)
-        elif module in wire:
-            tap(True, tid, f' # SKIP needs the wire issue (urdma: {ust})')
         elif tid in needs_engine:
             tap(True, tid, f' # SKIP needs the HCA engine '
                 f'(rdmacore-needs-engine.txt; urdma: {ust})')

@@ -3,9 +3,9 @@
 # rdma-core's own test suite ($RDMA_CORE_TESTS, pyverbs), all of it, on $DEV
 # (urdma0 on veth0) and, as the baseline, on rxe0 (rxe on veth1) in the same
 # guest.  One TAP line per test, keyed by urdma's result and checked against
-# rxe's: urdma must pass every test rxe passes (except test_rdmacm, whose
-# connections need the wire path), have no errors or failures, and pass at
-# least URDMA_RDMACORE_MIN_OK (106 on 6.12, 103 on 6.1) tests.  See rdmacore_compare.py; the
+# rxe's: urdma must pass every test rxe passes (test_rdmacm included), have
+# no errors or failures, and pass at least URDMA_RDMACORE_MIN_OK (112 on
+# 6.12, 110 on 6.1) tests.  See rdmacore_compare.py; the
 # side-by-side table goes to the output as comments and to
 # $URDMA_RESULTS/rdmacore-compare.txt, the runs' logs next to it.
 #
@@ -20,12 +20,13 @@
 HERE=$(cd "$(dirname "$0")" && pwd)
 RESULTS=${URDMA_RESULTS:-/tmp}
 mkdir -p "$RESULTS"
-# The floor is what urdma passes today less 2: 108 on 6.12; 105 on 6.1,
-# which lacks ATOMIC_WRITE and FLUSH (their 3 tests skip).  Any error or
+# The floor is what urdma passes today less 2 (114 on 6.12) and at least
+# the 110 its issue asks for; 6.1 lacks ATOMIC_WRITE and FLUSH (their 3
+# tests skip) and passes 111.  Any error or
 # failure fails the lane regardless (rdmacore_compare.py).
 case ${URDMA_KERNEL:-} in
-debian-6.1) MIN_OK=${URDMA_RDMACORE_MIN_OK:-103} ;;
-*) MIN_OK=${URDMA_RDMACORE_MIN_OK:-106} ;;
+debian-6.1) MIN_OK=${URDMA_RDMACORE_MIN_OK:-110} ;;
+*) MIN_OK=${URDMA_RDMACORE_MIN_OK:-112} ;;
 esac
 RXE=rxe0
 RXE_NETDEV=veth1
@@ -101,7 +102,7 @@ fi
 
 python3 "$HERE/rdmacore_compare.py" "$TAP_PREFIX" \
 	"$RESULTS/rdmacore-urdma.jsonl" "$RESULTS/rdmacore-rxe.jsonl" \
-	--needs-engine "$HERE/rdmacore-needs-engine.txt" --wire test_rdmacm \
+	--needs-engine "$HERE/rdmacore-needs-engine.txt" \
 	--min-ok "$MIN_OK" --table "$RESULTS/rdmacore-compare.txt" \
 	"${NO_RXE[@]}" || TAP_FAILED=1
 tap_done
