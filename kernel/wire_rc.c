@@ -1304,6 +1304,12 @@ static void urdma_resp_rx(struct urdma_engine *eng, struct urdma_qp *qp,
 			urdma_resp_nak(eng, qp, pkt->psn, ret);
 		return;
 	}
+	/* Not on the wire yet (the requester refuses them too). */
+	if (pkt->flags & URDMA_PF_FLUSH ||
+	    pkt->opcode == (URDMA_TR_RC | URDMA_OP_ATOMIC_WRITE)) {
+		urdma_resp_nak(eng, qp, pkt->psn, URDMA_NAK_INV_REQ);
+		return;
+	}
 	if (pkt->flags & URDMA_PF_WRITE) {
 		ret = urdma_resp_write(eng, qp, pkt);
 		if (ret) {
