@@ -113,23 +113,19 @@ TMO=(timeout -k 5 60)
 run_pair() {
 	local log=$1 port=$2
 	shift 2
-	pair_run "$log" "$port" "$@" -- "$@" "${PAIR_ADDR:-127.0.0.1}"
+	pair_run "$log" "$port" $# "$@" "$@" "${PAIR_ADDR:-127.0.0.1}"
 }
 
-# pair_run LOG PORT SERVER... -- CLIENT...: starts SERVER in the background,
+# pair_run LOG PORT N SERVER... CLIENT...: the first N words are SERVER (a
+# count, not a separator: commands may hold "--").  Starts SERVER in the background,
 # waits until it listens on TCP PORT (with PAIR_CM set: on rdma_cm PORT),
 # runs CLIENT and waits for the server.  Both should carry their own
 # timeouts.  Output goes to LOG.server and LOG.client; sets PAIR_SRC and
 # PAIR_CRC to the exit statuses (PAIR_CRC is "-" if the server never
 # listened; the server is then killed).  Safe under set -e.
 pair_run() {
-	local log=$1 port=$2 spid server=()
-	shift 2
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do
-		server+=("$1")
-		shift
-	done
-	shift
+	local log=$1 port=$2 spid server=("${@:4:$3}")
+	shift $((3 + $3))
 	PAIR_SRC=0 PAIR_CRC=0
 	"${server[@]}" >"$log.server" 2>&1 &
 	spid=$!

@@ -19,8 +19,10 @@ fi
 # OKRE in its output, and the server must exit 0.
 cm() {
 	local name=$1 port=$2 okre=$3 log=$RESULTS/${1//\//-}
-	# shellcheck disable=SC2086 # the commands are word lists
-	PAIR_CM=1 pair_run "$log" "$port" timeout -k 5 90 $4 -- timeout -k 5 60 $5
+	local srv cli
+	read -ra srv <<<"timeout -k 5 90 $4"
+	read -ra cli <<<"timeout -k 5 60 $5"
+	PAIR_CM=1 pair_run "$log" "$port" ${#srv[@]} "${srv[@]}" "${cli[@]}"
 	if [ "$PAIR_SRC" = 0 ] && [ "$PAIR_CRC" = 0 ] && grep -Eq "$okre" "$log.client"; then
 		tap_ok "$name"
 	else

@@ -29,8 +29,10 @@ example() {
 			return
 		fi
 	done
-	# shellcheck disable=SC2086 # the commands are word lists
-	PAIR_CM=1 pair_run "$log" "$port" timeout -k 5 60 $4 -- timeout -k 5 60 $5
+	local srv cli
+	read -ra srv <<<"timeout -k 5 60 $4"
+	read -ra cli <<<"timeout -k 5 60 $5"
+	PAIR_CM=1 pair_run "$log" "$port" ${#srv[@]} "${srv[@]}" "${cli[@]}"
 	if [ "$PAIR_SRC" = 0 ] && [ "$PAIR_CRC" = 0 ] && grep -Eq "$okre" "$log.server"; then
 		tap_ok "$name"
 		{ cat "$log.server"; tail -n 1 "$log.client"; } | sed 's/^/#   /'
