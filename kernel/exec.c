@@ -871,31 +871,42 @@ u64 *urdma_atomic_target(const struct urdma_peer *peer, u64 va, u32 rkey,
 	return urdma_sg_kva(&sg, 0, 8, &contig);
 }
 
-#if URDMA_HAVE_FLUSH_ATOMIC_WRITE
-/* FLUSH: once the key checks, every earlier write is visible (coherent memory). */
-static int urdma_flush(const struct urdma_peer *peer,
-		       const struct urdma_send_wqe *wqe)
+/**
+ * urdma_flush - a FLUSH at the responder (local path and wire)
+ * @peer: the responder's side
+ * @type: URDMA_FLUSH_GLOBAL or URDMA_FLUSH_PERSISTENT (placement type)
+ * @level: URDMA_FLUSH_RANGE or URDMA_FLUSH_MR (selectivity level)
+ * @rkey: @va: @len: the range (the MR of @rkey for URDMA_FLUSH_MR)
+ *
+ * Once the QP's access flags and the key check, every earlier write is
+ * visible: memory is coherent.
+ *
+ * Return: IB_WC_SUCCESS, IB_WC_REM_INV_REQ_ERR, IB_WC_REM_ACCESS_ERR, or
+ * IB_WC_LOC_QP_OP_ERR on a kernel without FLUSH.
+ */
+u8 urdma_flush(const struct urdma_peer *peer, u8 type, u8 level, u32 rkey,
+	       u64 va, u64 len)
 {
-	const struct urdma_wqe_flush *f = &wqe->flush;
-	int access = f->type == URDMA_FLUSH_PERSISTENT ?
+#if URDMA_HAVE_FLUSH_ATOMIC_WRITE
+	int access = type == URDMA_FLUSH_PERSISTENT ?
 		     IB_ACCESS_FLUSH_PERSISTENT : IB_ACCESS_FLUSH_GLOBAL;
-	u64 len = f->level == URDMA_FLUSH_MR ? 0 : f->length;
 	struct urdma_sg sg;
 
-	if (f->type != URDMA_FLUSH_GLOBAL && f->type != URDMA_FLUSH_PERSISTENT)
+	if (type != URDMA_FLUSH_GLOBAL && type != URDMA_FLUSH_PERSISTENT)
 		return IB_WC_REM_INV_REQ_ERR;
-	if (!urdma_rkey_sg(peer, f->rkey, f->remote_addr, len, access, &sg))
+	/* The responder's QP must allow this type of FLUSH too. */
+	if (!(READ_ONCE(peer->qp->attr.qp_access_flags) & access))
+		return IB_WC_REM_INV_REQ_ERR;
+	if (level == URDMA_FLUSH_MR)
+		len = 0;
+	if (!urdma_rkey_sg(peer, rkey, va, len, access, &sg))
 		return IB_WC_REM_ACCESS_ERR;
 	smp_mb();	/* earlier writes globally visible before completion */
 	return IB_WC_SUCCESS;
-}
 #else
-static int urdma_flush(const struct urdma_peer *peer,
-		       const struct urdma_send_wqe *wqe)
-{
 	return IB_WC_LOC_QP_OP_ERR;
-}
 #endif
+}
 
 /*
  * Execute the WQE in the scratch area.  @status is the requester's
@@ -1078,7 +1089,9 @@ static enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 		ret = IB_WC_SUCCESS;
 		break;
 	case URDMA_WQE_FLUSH:
-		ret = urdma_flush(&peer, wqe);
+		ret = urdma_flush(&peer, wqe->flush.type, wqe->flush.level,
+				  wqe->flush.rkey, wqe->flush.remote_addr,
+				  wqe->flush.length);
 		break;
 	default:
 		ret = IB_WC_LOC_QP_OP_ERR;

@@ -68,7 +68,12 @@ static const struct urdma_send_wqe *urdma_slot_wqe(struct urdma_inflight *f)
 int urdma_wire_alloc(struct urdma_qp *qp)
 {
 	struct urdma_wire *w = qp->wire;
-	u32 nres = max_t(u32, qp->attr.max_dest_rd_atomic, 1);
+	/*
+	 * Twice the READs and atomics the requester may have outstanding:
+	 * requesters (rxe) do not count FLUSH and ATOMIC_WRITE against
+	 * that limit, and each takes an entry too.
+	 */
+	u32 nres = 2 * max_t(u32, qp->attr.max_dest_rd_atomic, 1);
 
 	if (w && w->nres >= nres)
 		return 0;
@@ -323,6 +328,35 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 		*wqe_sent = true;
 		break;
 	}
+	case URDMA_WQE_ATOMIC_WRITE:
+		/* RETH for 8 bytes; the value, as it lies in memory. */
+		opcode = URDMA_OP_ATOMIC_WRITE;
+		if (urdma_wire_pkt(qp, opcode, psn, 8, true, false, &tx))
+			return 0;
+		urdma_put_reth(urdma_tx_hdr(&tx, opcode, URDMA_H_RETH),
+			       wqe->atomic.remote_addr, wqe->atomic.rkey, 8);
+		memcpy(tx.payload, &wqe->atomic.compare_add, 8);
+		w->psn = urdma_psn_add(psn, 1);
+		*wqe_sent = true;
+		break;
+	case URDMA_WQE_FLUSH: {
+		struct urdma_feth *feth;
+
+		opcode = URDMA_OP_FLUSH;
+		if (urdma_wire_pkt(qp, opcode, psn, 0, true, false, &tx))
+			return 0;
+		feth = urdma_tx_hdr(&tx, opcode, URDMA_H_FETH);
+		feth->w = cpu_to_be32(FIELD_PREP(URDMA_FETH_SEL,
+						 wqe->flush.level) |
+				      FIELD_PREP(URDMA_FETH_PLT,
+						 wqe->flush.type));
+		urdma_put_reth(urdma_tx_hdr(&tx, opcode, URDMA_H_RETH),
+			       wqe->flush.remote_addr, wqe->flush.rkey,
+			       (u32)min_t(u64, wqe->flush.length, U32_MAX));
+		w->psn = urdma_psn_add(psn, 1);
+		*wqe_sent = true;
+		break;
+	}
 	default:
 		/* SEND or WRITE: the data, gathered again from the copy. */
 		memcpy(s->swqe.raw, f->wqe, qp->sq.stride);
@@ -371,6 +405,16 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 }
 
 /* Outstanding READs and atomics, against max_rd_atomic. */
+/*
+ * FLUSH and ATOMIC_WRITE take a responder resource too, until their
+ * answer (which completes them through w->acked).
+ */
+static bool urdma_wqe_takes_res(u8 op)
+{
+	return urdma_wqe_is_rd(op) || op == URDMA_WQE_FLUSH ||
+	       op == URDMA_WQE_ATOMIC_WRITE;
+}
+
 static u32 urdma_req_rd_count(struct urdma_qp *qp)
 {
 	struct urdma_wire *w = qp->wire;
@@ -378,8 +422,12 @@ static u32 urdma_req_rd_count(struct urdma_qp *qp)
 
 	for (i = qp->sq_cons; i != w->next; i++) {
 		struct urdma_inflight *f = urdma_slot(w, i);
+		u8 op = urdma_slot_wqe(f)->opcode;
 
-		if (urdma_wqe_is_rd(urdma_slot_wqe(f)->opcode) && !f->done)
+		if (f->done || !urdma_wqe_takes_res(op))
+			continue;
+		if (urdma_wqe_is_rd(op) ||
+		    (f->npsn && urdma_psn_diff(f->first_psn, w->acked) > 0))
 			n++;
 	}
 	return n;
@@ -441,9 +489,23 @@ static bool urdma_req_start(struct urdma_engine *eng, struct urdma_qp *qp)
 		goto started;
 	case URDMA_WQE_ATOMIC_WRITE:
 	case URDMA_WQE_FLUSH:
-		/* Not on the wire yet. */
-		f->status = IB_WC_LOC_QP_OP_ERR;
-		f->done = true;
+		/*
+		 * No local buffers: one request packet, answered like a
+		 * READ, within the same responder-resource credits.
+		 */
+		if (urdma_req_rd_count(qp) >=
+		    max_t(u32, qp->attr.max_rd_atomic, 1))
+			return false;
+		if (wqe->opcode == URDMA_WQE_FLUSH &&
+		    wqe->flush.level == URDMA_FLUSH_RANGE &&
+		    wqe->flush.length > U32_MAX) {
+			/* A RETH's length has 32 bits. */
+			f->status = IB_WC_LOC_LEN_ERR;
+			f->done = true;
+			goto started;
+		}
+		f->len = wqe->opcode == URDMA_WQE_ATOMIC_WRITE ? 8 : 0;
+		f->npsn = 1;
 		goto started;
 	default:
 		break;
@@ -704,6 +766,13 @@ static void urdma_req_read_resp(struct urdma_engine *eng, struct urdma_qp *qp,
 	u32 mtu = urdma_qp_mtu(qp), off;
 	bool last = pkt->flags & URDMA_PF_LAST;
 
+	if (f && (urdma_slot_wqe(f)->opcode == URDMA_WQE_FLUSH ||
+		  urdma_slot_wqe(f)->opcode == URDMA_WQE_ATOMIC_WRITE)) {
+		/* Their answer: a READ response of no data (or an ACK). */
+		if (!pkt->paylen && (pkt->flags & URDMA_PF_AETH))
+			urdma_req_acked(qp, pkt->psn);
+		return;
+	}
 	if (!f || urdma_slot_wqe(f)->opcode != URDMA_WQE_RDMA_READ)
 		return;
 	if (urdma_psn_diff(pkt->psn, f->first_psn) != (s32)f->got) {
@@ -911,6 +980,24 @@ static int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
 
 /* ---- responder ---------------------------------------------------------- */
 
+/* FLUSH and ATOMIC_WRITE take a responder resource, as READs do. */
+static bool urdma_pkt_is_flush_or_atomic_write(const struct urdma_pkt *pkt)
+{
+	return (pkt->flags & URDMA_PF_FLUSH) ||
+	       pkt->opcode == (URDMA_TR_RC | URDMA_OP_ATOMIC_WRITE);
+}
+
+/* Whether a READ response before @psn is still to be sent. */
+static bool urdma_resp_reads_before(const struct urdma_wire *w, u32 psn)
+{
+	u32 i;
+
+	for (i = 0; i < w->nres; i++)
+		if (w->res[i].busy && urdma_psn_diff(w->res[i].psn, psn) < 0)
+			return true;
+	return false;
+}
+
 static void urdma_resp_peer(struct urdma_qp *qp, struct urdma_peer *peer)
 {
 	peer->dev = to_udev(qp->ibqp.device);
@@ -1055,11 +1142,20 @@ static int urdma_resp_write(struct urdma_engine *eng, struct urdma_qp *qp,
 	return 0;
 }
 
-/* The resource cache entry for a new READ or atomic at @psn. */
+/*
+ * The entry for a new READ, atomic, FLUSH or ATOMIC_WRITE: the oldest one
+ * whose responses are all sent (a busy READ is never cut short; only a
+ * requester beyond every limit finds them all busy).
+ */
 static struct urdma_rd_res *urdma_res_new(struct urdma_wire *w)
 {
 	struct urdma_rd_res *r = &w->res[w->res_next];
+	u32 i;
 
+	for (i = 0; i < w->nres && r->busy; i++) {
+		w->res_next = (w->res_next + 1) % w->nres;
+		r = &w->res[w->res_next];
+	}
 	w->res_next = (w->res_next + 1) % w->nres;
 	memset(r, 0, sizeof(*r));
 	return r;
@@ -1215,6 +1311,66 @@ static int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp)
 	return sent;
 }
 
+/*
+ * FLUSH, or ATOMIC_WRITE (one aligned 8-byte store, ordered after earlier
+ * writes), as on the local path.  A duplicate is answered again from the
+ * resource cache, never executed twice.  Return: 0, or a NAK code.
+ */
+static u8 urdma_resp_flush_or_atomic_write(struct urdma_qp *qp,
+					   const struct urdma_pkt *pkt)
+{
+	const struct urdma_reth *reth = urdma_pkt_hdr(pkt, URDMA_H_RETH);
+	u64 va = be64_to_cpu(reth->va);
+	u32 rkey = be32_to_cpu(reth->rkey);
+	struct urdma_wire *w = qp->wire;
+	struct urdma_rd_res *r;
+	struct urdma_peer peer;
+	u64 *target, value;
+	u8 status;
+
+	urdma_resp_peer(qp, &peer);
+	if (pkt->flags & URDMA_PF_FLUSH) {
+		u32 feth = be32_to_cpu(((const struct urdma_feth *)
+					urdma_pkt_hdr(pkt, URDMA_H_FETH))->w);
+
+		status = urdma_flush(&peer, FIELD_GET(URDMA_FETH_PLT, feth),
+				     FIELD_GET(URDMA_FETH_SEL, feth), rkey, va,
+				     be32_to_cpu(reth->len));
+	} else if (pkt->paylen != 8 || be32_to_cpu(reth->len) != 8 ||
+		   !(READ_ONCE(qp->attr.qp_access_flags) &
+		     IB_ACCESS_REMOTE_WRITE)) {
+		status = IB_WC_REM_INV_REQ_ERR;
+	} else if (!URDMA_HAVE_FLUSH_ATOMIC_WRITE) {
+		status = IB_WC_LOC_QP_OP_ERR;
+	} else {
+		target = urdma_atomic_target(&peer, va, rkey,
+					     IB_ACCESS_REMOTE_WRITE, &status);
+		if (target) {
+			memcpy(&value, pkt->payload, 8);
+			smp_store_release(target, value); /* after earlier writes */
+			status = IB_WC_SUCCESS;
+		}
+	}
+	switch (status) {
+	case IB_WC_SUCCESS:
+		/*
+		 * Answered, in order with the READs, by a READ response of
+		 * no data (as rxe does); a duplicate gets it again.
+		 */
+		r = urdma_res_new(w);
+		r->psn = pkt->psn;
+		r->npsn = 1;
+		r->busy = true;
+		w->epsn = urdma_psn_add(pkt->psn, 1);
+		w->msn++;
+		return 0;
+	case IB_WC_REM_ACCESS_ERR:
+		return URDMA_NAK_REM_ACCESS;
+	default:
+		return URDMA_NAK_INV_REQ;
+	}
+}
+
 /* A duplicate request (its PSN is before the expected one). */
 static void urdma_resp_dup(struct urdma_engine *eng, struct urdma_qp *qp,
 			   const struct urdma_pkt *pkt)
@@ -1222,7 +1378,8 @@ static void urdma_resp_dup(struct urdma_engine *eng, struct urdma_qp *qp,
 	struct urdma_wire *w = qp->wire;
 	struct urdma_rd_res *r;
 
-	if (pkt->flags & (URDMA_PF_READ | URDMA_PF_ATOMIC)) {
+	if (pkt->flags & (URDMA_PF_READ | URDMA_PF_ATOMIC) ||
+	    urdma_pkt_is_flush_or_atomic_write(pkt)) {
 		r = urdma_res_find(w, pkt->psn);
 		if (!r)
 			return;		/* too old: the requester times out */
@@ -1304,10 +1461,10 @@ static void urdma_resp_rx(struct urdma_engine *eng, struct urdma_qp *qp,
 			urdma_resp_nak(eng, qp, pkt->psn, ret);
 		return;
 	}
-	/* Not on the wire yet (the requester refuses them too). */
-	if (pkt->flags & URDMA_PF_FLUSH ||
-	    pkt->opcode == (URDMA_TR_RC | URDMA_OP_ATOMIC_WRITE)) {
-		urdma_resp_nak(eng, qp, pkt->psn, URDMA_NAK_INV_REQ);
+	if (urdma_pkt_is_flush_or_atomic_write(pkt)) {
+		ret = urdma_resp_flush_or_atomic_write(qp, pkt);
+		if (ret)
+			urdma_resp_nak(eng, qp, pkt->psn, ret);
 		return;
 	}
 	if (pkt->flags & URDMA_PF_WRITE) {
@@ -1406,14 +1563,19 @@ int urdma_wire_run(struct urdma_engine *eng, struct urdma_qp *qp)
 	struct urdma_wire *w = qp->wire;
 	int work = 0;
 
-	if (w->ack_pending) {
+	if (READ_ONCE(qp->attr.qp_state) != IB_QPS_ERR)
+		work += urdma_resp_reads(eng, qp);
+	/*
+	 * Responses go in PSN order: an ACK waits for the READ responses
+	 * before it (a requester would take it for a lost response).
+	 */
+	if (w->ack_pending && !urdma_resp_reads_before(w, w->ack_psn)) {
 		w->ack_pending = false;
 		urdma_send_ack(eng, qp, w->ack_syn, w->ack_psn);
 		work++;
 	}
 	if (READ_ONCE(qp->attr.qp_state) == IB_QPS_ERR)
 		return work;
-	work += urdma_resp_reads(eng, qp);
 	if (READ_ONCE(qp->attr.qp_state) == IB_QPS_RTS)
 		work += urdma_req_run(eng, qp);
 	return work;
