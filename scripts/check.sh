@@ -121,7 +121,7 @@ lane_guest() {
 
 # Two guests on a socket network (scripts/urdma-2host), Debian 6.12: urdma
 # against rxe in both directions, and urdma against urdma.
-TWOHOST_TESTS="rc ud write_bw read_bw send_bw atomic_bw rping"
+TWOHOST_TESTS="rc ud write_bw read_bw send_bw atomic_bw rping xfer"
 # twohost_run NAME SERVER_CMD CLIENT_CMD: one urdma-2host run; its TAP.
 twohost_run() {
 	local name=$1
@@ -135,8 +135,9 @@ twohost_run() {
 		echo "not ok - twohost $name: both guests exit cleanly (exit $rc; see $LOG)"
 }
 twohost_pair() {
-	twohost_run "$1-$2" "tests/twohost/t_suite.sh $1 $3" \
-		"tests/twohost/t_suite.sh $2 $3"
+	twohost_run "$1-$2" \
+		"URDMA_TWOHOST_PEER_KIND=$2 tests/twohost/t_suite.sh $1 $3" \
+		"URDMA_TWOHOST_PEER_KIND=$1 tests/twohost/t_suite.sh $2 $3"
 }
 
 lane_twohost() {

@@ -110,7 +110,9 @@ struct Endpoint {
 
 	ibv_qp *ibqp() const { return qp ? qp->qp : nullptr; }
 
-	Status create(rdma_cm_id *id, int depth)
+	// SEND_OPS (IBV_QP_EX_WITH_*), if any, makes an extended QP for the
+	// ibv_wr_* API.
+	Status create(rdma_cm_id *id, int depth, uint64_t send_ops = 0)
 	{
 		channel.reset(ibv_create_comp_channel(id->verbs));
 		if (!channel)
@@ -125,7 +127,7 @@ struct Endpoint {
 		if (!send_cq || !recv_cq)
 			return sys_error("ibv_create_cq");
 
-		ibv_qp_init_attr attr{};
+		ibv_qp_init_attr_ex attr{};
 		attr.send_cq = send_cq.get();
 		attr.recv_cq = recv_cq.get();
 		attr.qp_type = IBV_QPT_RC;
@@ -133,8 +135,15 @@ struct Endpoint {
 		attr.cap.max_recv_wr = depth;
 		attr.cap.max_send_sge = 1;
 		attr.cap.max_recv_sge = 1;
-		if (rdma_create_qp(id, pd.get(), &attr))
-			return sys_error("rdma_create_qp");
+		attr.cap.max_inline_data = 16;
+		attr.comp_mask = IBV_QP_INIT_ATTR_PD;
+		attr.pd = pd.get();
+		if (send_ops) {
+			attr.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+			attr.send_ops_flags = send_ops;
+		}
+		if (rdma_create_qp_ex(id, &attr))
+			return sys_error("rdma_create_qp_ex");
 		qp.reset(id);
 		return {};
 	}
@@ -266,6 +275,63 @@ inline Status resolve(const std::string &host, const std::string &port,
 				     port + ": " + gai_strerror(err));
 	std::memcpy(out, res->ai_addr, res->ai_addrlen);
 	freeaddrinfo(res);
+	return {};
+}
+
+// ---- connection setup ------------------------------------------------------
+
+// A client's first steps: a new event channel and cm_id (*EVENTS, *ID),
+// HOST:PORT resolved and a route to it (each step up to TIMEOUT_S seconds).
+// ACK_TIMEOUT, if not 0, sets the QP's local ACK timeout exponent
+// (RDMA_OPTION_ID_ACK_TIMEOUT) before the route.
+inline Status resolve_route_to(const std::string &host,
+			       const std::string &port, int timeout_s,
+			       EventChannel *events, CmId *id,
+			       uint8_t ack_timeout = 0)
+{
+	sockaddr_storage dst;
+	URDMA_TRY(resolve(host, port, false, &dst));
+	events->reset(rdma_create_event_channel());
+	if (!*events)
+		return sys_error("rdma_create_event_channel");
+	rdma_cm_id *raw;
+	if (rdma_create_id(events->get(), &raw, nullptr, RDMA_PS_TCP))
+		return sys_error("rdma_create_id");
+	id->reset(raw);
+	CmEvent ev;
+	if (rdma_resolve_addr(raw, nullptr, reinterpret_cast<sockaddr *>(&dst),
+			      5000))
+		return sys_error("rdma_resolve_addr");
+	URDMA_TRY(next_cm_event(events->get(), RDMA_CM_EVENT_ADDR_RESOLVED,
+				timeout_s, &ev));
+	if (ack_timeout &&
+	    rdma_set_option(raw, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT,
+			    &ack_timeout, sizeof(ack_timeout)))
+		return sys_error("rdma_set_option(ACK_TIMEOUT)");
+	if (rdma_resolve_route(raw, 5000))
+		return sys_error("rdma_resolve_route");
+	return next_cm_event(events->get(), RDMA_CM_EVENT_ROUTE_RESOLVED,
+			     timeout_s, &ev);
+}
+
+// A server's first steps: a new event channel and a cm_id (*EVENTS,
+// *LISTENER) listening on HOST (empty: any address) and PORT.
+inline Status listen_on(const std::string &host, const std::string &port,
+			int backlog, EventChannel *events, CmId *listener)
+{
+	sockaddr_storage addr;
+	URDMA_TRY(resolve(host, port, true, &addr));
+	events->reset(rdma_create_event_channel());
+	if (!*events)
+		return sys_error("rdma_create_event_channel");
+	rdma_cm_id *raw;
+	if (rdma_create_id(events->get(), &raw, nullptr, RDMA_PS_TCP))
+		return sys_error("rdma_create_id");
+	listener->reset(raw);
+	if (rdma_bind_addr(raw, reinterpret_cast<sockaddr *>(&addr)))
+		return sys_error("rdma_bind_addr");
+	if (rdma_listen(raw, backlog))
+		return sys_error("rdma_listen");
 	return {};
 }
 

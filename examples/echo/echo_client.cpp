@@ -20,27 +20,11 @@ struct Buffers {
 
 static Status run(const Args &a)
 {
-	sockaddr_storage dst;
-	URDMA_TRY(resolve(a.addr, a.port, false, &dst));
-
 	// 1. Resolve the server's address and a route to it, then connect.
-	EventChannel events(rdma_create_event_channel());
-	if (!events)
-		return sys_error("rdma_create_event_channel");
-	rdma_cm_id *raw;
-	if (rdma_create_id(events.get(), &raw, nullptr, RDMA_PS_TCP))
-		return sys_error("rdma_create_id");
-	CmId id(raw);
+	EventChannel events;
+	CmId id;
+	URDMA_TRY(resolve_route_to(a.addr, a.port, a.timeout_s, &events, &id));
 	CmEvent ev;
-	if (rdma_resolve_addr(id.get(), nullptr,
-			      reinterpret_cast<sockaddr *>(&dst), 5000))
-		return sys_error("rdma_resolve_addr");
-	URDMA_TRY(next_cm_event(events.get(), RDMA_CM_EVENT_ADDR_RESOLVED,
-				a.timeout_s, &ev));
-	if (rdma_resolve_route(id.get(), 5000))
-		return sys_error("rdma_resolve_route");
-	URDMA_TRY(next_cm_event(events.get(), RDMA_CM_EVENT_ROUTE_RESOLVED,
-				a.timeout_s, &ev));
 
 	Endpoint ep;
 	URDMA_TRY(ep.create(id.get(), 4));

@@ -17,20 +17,9 @@ using namespace urdma::examples;
 
 static Status run(const Args &a)
 {
-	sockaddr_storage addr;
-	URDMA_TRY(resolve(a.addr, a.port, true, &addr));
-
-	EventChannel events(rdma_create_event_channel());
-	if (!events)
-		return sys_error("rdma_create_event_channel");
-	rdma_cm_id *raw;
-	if (rdma_create_id(events.get(), &raw, nullptr, RDMA_PS_TCP))
-		return sys_error("rdma_create_id");
-	CmId listener(raw);
-	if (rdma_bind_addr(listener.get(), reinterpret_cast<sockaddr *>(&addr)))
-		return sys_error("rdma_bind_addr");
-	if (rdma_listen(listener.get(), 1))
-		return sys_error("rdma_listen");
+	EventChannel events;
+	CmId listener;
+	URDMA_TRY(listen_on(a.addr, a.port, 1, &events, &listener));
 	std::printf("write_server: listening on %s port %s\n",
 		    a.addr.empty() ? "*" : a.addr.c_str(), a.port.c_str());
 	std::fflush(stdout);

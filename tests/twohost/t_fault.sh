@@ -14,14 +14,10 @@
 #   t_fault.sh [TEST...]
 # shellcheck disable=SC2034 # read by lib.sh
 URDMA_DEV=urdma0
-# shellcheck source=../guest/lib.sh
-. "$(dirname "$0")/../guest/lib.sh"
-ROLE=${URDMA_ROLE:?URDMA_ROLE (server or client) is not set}
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 # shellcheck disable=SC2034 # read by lib.sh
 TAP_PREFIX="twohost fault: urdma ($ROLE)"
-NIC=${URDMA_NIC:?URDMA_NIC is not set: run under urdma-vm --nic}
-PEER=${URDMA_PEER_IP:?URDMA_PEER_IP is not set}
-MYIP=${URDMA_NIC_IP:?URDMA_NIC_IP is not set}
 XFER=$(cd "$(dirname "$0")/../.." && pwd)/build/tests/urdma_xfer
 BYTES=${URDMA_FAULT_BYTES:-1073741824}
 RESULTS=${URDMA_RESULTS:-/tmp}/twohost-fault-$ROLE
@@ -34,16 +30,7 @@ if [ ! -x "$XFER" ]; then
 	tap_done
 fi
 check "MTU 9000 on $NIC" ip link set dev "$NIC" mtu 9000
-if ! wait_gid_v4 "$DEV"; then
-	tap_fail "$DEV has an IPv4 RoCE v2 GID"
-	tap_done
-fi
-# shellcheck disable=SC2317 # runs through wait_for
-peer_up() { busybox ping -c 1 -W 1 "$PEER" >/dev/null 2>&1; }
-if ! wait_for 120 peer_up; then
-	tap_fail "ping $PEER" "$(ip neigh show dev "$NIC" 2>&1)"
-	tap_done
-fi
+twohost_ready
 
 # counter NAME: this device's counter NAME.
 counter() {

@@ -9,41 +9,31 @@
 #   t_suite.sh KIND [TEST...]     KIND: urdma or rxe
 # Tests: rc uc ud srq (ibv_*_pingpong), write_bw read_bw send_bw atomic_bw
 # write_lat read_lat send_lat atomic_lat (perftest, TCP exchange),
-# write_bw_R send_lat_R (perftest -R: rdma_cm, GSI over the wire), rping.
+# write_bw_R send_lat_R (perftest -R: rdma_cm, GSI over the wire), rping,
+# xfer (urdma_xfer: 16 MiB of WRITE, ATOMIC_WRITE, READ and SEND over
+# rdma_cm, every byte checked; FLUSH too when both sides are urdma, as
+# URDMA_TWOHOST_PEER_KIND says).
 KIND=${1:?KIND: urdma or rxe}
 shift
 case $KIND in urdma | rxe) ;; *) echo "bad KIND $KIND" >&2; exit 2 ;; esac
 # shellcheck disable=SC2034 # read by lib.sh
 URDMA_DEV=${KIND}0
-# shellcheck source=../guest/lib.sh
-. "$(dirname "$0")/../guest/lib.sh"
-ROLE=${URDMA_ROLE:?URDMA_ROLE (server or client) is not set}
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 # shellcheck disable=SC2034 # read by lib.sh
 TAP_PREFIX="twohost ${URDMA_TWOHOST_PAIR:+$URDMA_TWOHOST_PAIR: }$KIND ($ROLE)"
-NIC=${URDMA_NIC:?URDMA_NIC is not set: run under urdma-vm --nic}
-PEER=${URDMA_PEER_IP:?URDMA_PEER_IP is not set}
-MYIP=${URDMA_NIC_IP:?URDMA_NIC_IP is not set}
 ITERS=${URDMA_TWOHOST_ITERS:-100}
 RESULTS=${URDMA_RESULTS:-/tmp}/twohost-$KIND-$ROLE
 mkdir -p "$RESULTS"
 ALL=(rc uc ud srq write_bw read_bw send_bw atomic_bw write_lat read_lat
-	send_lat atomic_lat write_bw_R send_lat_R rping)
+	send_lat atomic_lat write_bw_R send_lat_R rping xfer)
 TESTS=("${@:-${ALL[@]}}")
 
 if [ "$KIND" = rxe ]; then
 	rdma link del urdma0 2>/dev/null || true
 	check "rdma link add $DEV type rxe netdev $NIC" rdma link add "$DEV" type rxe netdev "$NIC"
 fi
-if ! wait_gid_v4 "$DEV"; then
-	tap_fail "$DEV has an IPv4 RoCE v2 GID"
-	tap_done
-fi
-# shellcheck disable=SC2317 # runs through wait_for
-peer_up() { busybox ping -c 1 -W 1 "$PEER" >/dev/null 2>&1; }
-if ! wait_for 120 peer_up; then
-	tap_fail "ping $PEER" "$(ip neigh show dev "$NIC" 2>&1)"
-	tap_done
-fi
+twohost_ready
 
 # side NAME OK_REGEX SERVER_CMD... -- CLIENT_ARGS...: run this side of a test.
 # The client retries for up to 90 s while the server is not up yet.
@@ -100,6 +90,25 @@ for t in "${TESTS[@]}"; do
 			side rping 'ping data' rping -s -a "$MYIP" -p "$port" -C 20 -S 4096 -v -- unused
 		else
 			side rping 'ping data' rping -c -a "$PEER" -p "$port" -C 20 -S 4096 -v --
+		fi
+		;;
+	xfer)
+		xfer=$(cd "$(dirname "$0")/../.." && pwd)/build/tests/urdma_xfer
+		# FLUSH only between urdma: rxe computes a FLUSH packet's ICRC
+		# over its headers twice (docs/wire.md), so they drop each
+		# other's FLUSHes.
+		peer=${URDMA_TWOHOST_PEER_KIND:-urdma}
+		ops=(-A)
+		[ "$KIND" = urdma ] && [ "$peer" = urdma ] && ops+=(-L)
+		if { [ "$ROLE" = client ] && [ "$KIND" = rxe ]; } ||
+			{ [ "$ROLE" = server ] && [ "$peer" = rxe ]; }; then
+			tap_skip xfer "rxe as the requester: past the first 32 packets of a 64 KiB WRITE, urdma's memory stays unwritten (open bug, docs/wire.md)"
+			continue
+		fi
+		if [ "$ROLE" = server ]; then
+			side xfer 'OK$' "$xfer" -s "${ops[@]}" -a "$MYIP" -p "$port" -t 120 -- unused
+		else
+			side xfer 'OK$' "$xfer" "${ops[@]}" -a "$PEER" -p "$port" -b 16777216 -t 120 --
 		fi
 		;;
 	*)

@@ -20,6 +20,13 @@
 // one; it exits 0 only if it found no wrong byte and its last connection
 // ended with a verified "end".
 //
+// With -A (both sides), each round also puts an ATOMIC_WRITE of a round's
+// value over the slot's first 8 bytes between the WRITE and the READ (the
+// READ must see the value there), and with -L a FLUSH (global visibility,
+// the slot's range), all through the ibv_wr_* API.  The server gives its
+// QP FLUSH access once connected and then SENDs "ready", which the client
+// waits for.
+//
 // Exit status: 0 on success, 1 on a failed check, 2 on bad usage.
 #include "../../examples/common/rdma_raii.hpp"
 
@@ -55,15 +62,25 @@ struct __attribute__((packed)) EndMsg {
 	uint64_t rounds;  // network order
 };
 
-enum Op : uint64_t { kWrite = 0, kRead = 1, kSend = 2 };
+enum Op : uint64_t {
+	kWrite = 0, kRead = 1, kSend = 2, kAtomicWrite = 3, kFlush = 4,
+	kOps = 8  // wr_id = round * kOps + op
+};
+
 
 // The pattern of round R's operation OP: 64-bit words, each a function of
 // (R, OP, word index), so a word landing in the wrong place is caught.
 inline uint64_t pattern_word(uint64_t round, Op op, uint64_t k)
 {
-	uint64_t x = (round * 4 + op + 1) * 0x9e3779b97f4a7c15ULL +
+	uint64_t x = (round * kOps + op + 1) * 0x9e3779b97f4a7c15ULL +
 		     k * 0xbf58476d1ce4e5b9ULL;
 	return x ^ (x >> 29);
+}
+
+// The 8 bytes round R's ATOMIC_WRITE puts over its slot's first word.
+inline uint64_t atomic_value(uint64_t round)
+{
+	return pattern_word(round, kAtomicWrite, 0);
 }
 
 void fill(uint8_t *buf, size_t len, uint64_t round, Op op)
@@ -73,14 +90,17 @@ void fill(uint8_t *buf, size_t len, uint64_t round, Op op)
 		w[k] = pattern_word(round, op, k);
 }
 
-// The first wrong byte's offset, or -1.
-long check(const uint8_t *buf, size_t len, uint64_t round, Op op)
+// The first wrong byte's offset, or -1.  With WORD0, the first word must
+// be *WORD0 instead of the pattern's.
+long check(const uint8_t *buf, size_t len, uint64_t round, Op op,
+	   const uint64_t *word0 = nullptr)
 {
 	const auto *w = reinterpret_cast<const uint64_t *>(buf);
 	for (size_t k = 0; k < len / 8; k++) {
-		if (w[k] == pattern_word(round, op, k))
+		const uint64_t want = k == 0 && word0 ? *word0 :
+				      pattern_word(round, op, k);
+		if (w[k] == want)
 			continue;
-		const uint64_t want = pattern_word(round, op, k);
 		for (size_t b = 0; b < 8; b++)
 			if (buf[k * 8 + b] != reinterpret_cast<const uint8_t *>(&want)[b])
 				return long(k * 8 + b);
@@ -96,8 +116,15 @@ std::string diagnose(const uint8_t *buf, size_t len, uint64_t round, Op op)
 	size_t wrong = 0;
 	for (size_t k = 0; k < len / 8; k++)
 		wrong += w[k] != pattern_word(round, op, k);
+	size_t first = 0;
+	while (first < len / 8 && w[first] == pattern_word(round, op, first))
+		first++;
+	char fw[64] = "";
+	if (first < len / 8)
+		std::snprintf(fw, sizeof(fw), " (the first, word %zu, is 0x%016" PRIx64 ")",
+			      first, w[first]);
 	std::string what = std::to_string(wrong) + " of " +
-			   std::to_string(len / 8) + " words wrong; word 0 is ";
+			   std::to_string(len / 8) + " words wrong" + fw + "; word 0 is ";
 	const uint64_t lo = round > 64 ? round - 64 : 0;
 	for (uint64_t r = lo; r < round + 64; r++)
 		for (uint64_t o = 0; o < 3; o++)
@@ -128,6 +155,9 @@ struct Options {
 	uint64_t fault_after = 0;
 	std::string fault_cmd, recover_cmd;
 	double slack_s = 3;
+	bool atomic_write = false;  // -A
+	bool flush = false;         // -L
+	bool ex() const { return atomic_write || flush; }  // the ibv_wr_* API
 };
 
 // Waits for a completion channel event or a CM event, up to TIMEOUT_MS.
@@ -175,6 +205,7 @@ public:
 
 private:
 	Status accept(rdma_cm_id *id);
+	Status ready();
 	Status post_recv(uint32_t i);
 	Status drain();
 	void finish(const char *why);
@@ -213,7 +244,9 @@ Status Server::accept(rdma_cm_id *id)
 				      c->region.size(),
 				      IBV_ACCESS_LOCAL_WRITE |
 				      IBV_ACCESS_REMOTE_WRITE |
-				      IBV_ACCESS_REMOTE_READ));
+				      IBV_ACCESS_REMOTE_READ |
+				      (o_.flush ?
+				       IBV_ACCESS_FLUSH_GLOBAL : 0)));
 	c->recv_mr.reset(ibv_reg_mr(c->ep.pd.get(), c->recv_buf.data(),
 				    c->recv_buf.size(), IBV_ACCESS_LOCAL_WRITE));
 	if (!c->region_mr || !c->recv_mr)
@@ -239,6 +272,29 @@ Status Server::accept(rdma_cm_id *id)
 		return sys_error("rdma_accept");
 	std::printf("urdma_xfer: connection %d accepted\n", conn_->number);
 	std::fflush(stdout);
+	return {};
+}
+
+// -A, -L: allow FLUSH on the QP (rdma_cm sets the access flags itself while
+// connecting), then tell the client with an 8-byte SEND.
+Status Server::ready()
+{
+	ServerConn &c = *conn_;
+	ibv_qp_attr attr{};
+	attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+			       IBV_ACCESS_FLUSH_GLOBAL;
+	if (int err = ibv_modify_qp(c.ep.ibqp(), &attr, IBV_QP_ACCESS_FLAGS))
+		return sys_error("ibv_modify_qp(IBV_ACCESS_FLUSH_GLOBAL)", err);
+	uint64_t word = kEndMagic;
+	ibv_sge sge{ reinterpret_cast<uintptr_t>(&word), sizeof(word), 0 };
+	ibv_send_wr wr{}, *bad;
+	wr.opcode = IBV_WR_SEND;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.send_flags = IBV_SEND_INLINE;
+	if (int err = ibv_post_send(c.ep.ibqp(), &wr, &bad))
+		return sys_error("ibv_post_send(ready)", err);
 	return {};
 }
 
@@ -316,20 +372,9 @@ void Server::finish(const char *why)
 
 Status Server::run()
 {
-	sockaddr_storage sa;
-	URDMA_TRY(resolve(o_.addr, o_.port, true, &sa));
-	events_.reset(rdma_create_event_channel());
-	if (!events_)
-		return sys_error("rdma_create_event_channel");
+	CmId listener;
+	URDMA_TRY(listen_on(o_.addr, o_.port, 4, &events_, &listener));
 	URDMA_TRY(nonblocking(events_->fd));
-	rdma_cm_id *raw;
-	if (rdma_create_id(events_.get(), &raw, nullptr, RDMA_PS_TCP))
-		return sys_error("rdma_create_id");
-	CmId listener(raw);
-	if (rdma_bind_addr(listener.get(), reinterpret_cast<sockaddr *>(&sa)))
-		return sys_error("rdma_bind_addr");
-	if (rdma_listen(listener.get(), 4))
-		return sys_error("rdma_listen");
 	std::printf("urdma_xfer: listening on port %s for %d connection(s)\n",
 		    o_.port.c_str(), o_.conns);
 	std::fflush(stdout);
@@ -365,6 +410,8 @@ Status Server::run()
 			URDMA_TRY(accept(id));
 			break;
 		case RDMA_CM_EVENT_ESTABLISHED:
+			if (conn_ && id == conn_->id.get() && o_.ex())
+				URDMA_TRY(ready());
 			break;
 		case RDMA_CM_EVENT_DISCONNECTED:
 		case RDMA_CM_EVENT_REJECTED:
@@ -396,6 +443,11 @@ private:
 	Status connect();
 	Status transfer(uint64_t rounds, bool fault);
 	Status post_round(uint64_t round);
+	Status post_round_ex(uint64_t round, uint8_t *base, uint64_t raddr);
+	uint64_t per_round() const
+	{
+		return 3 + o_.atomic_write + o_.flush;
+	}
 	Status send_end(uint64_t rounds);
 	void disconnect();
 
@@ -405,37 +457,37 @@ private:
 	std::unique_ptr<Endpoint> ep_;  // destroyed in its members' reverse order
 	Mr mr_;
 	std::vector<uint8_t> buf_;  // per slot: write source, read target, send source
+	uint64_t ready_ = 0;        // -A: the server's "ready"
+	Mr ready_mr_;
 	uint64_t raddr_ = 0;
 	uint32_t rkey_ = 0, window_ = 0;
 };
 
 Status Client::connect()
 {
-	sockaddr_storage dst;
-	URDMA_TRY(resolve(o_.addr, o_.port, false, &dst));
-	events_.reset(rdma_create_event_channel());
-	if (!events_)
-		return sys_error("rdma_create_event_channel");
-	rdma_cm_id *raw;
-	if (rdma_create_id(events_.get(), &raw, nullptr, RDMA_PS_TCP))
-		return sys_error("rdma_create_id");
-	id_.reset(raw);
+	URDMA_TRY(resolve_route_to(o_.addr, o_.port, o_.timeout_s, &events_, &id_,
+				   uint8_t(o_.ack_timeout)));
 	CmEvent ev;
-	if (rdma_resolve_addr(id_.get(), nullptr,
-			      reinterpret_cast<sockaddr *>(&dst), 5000))
-		return sys_error("rdma_resolve_addr");
-	URDMA_TRY(next_cm_event(events_.get(), RDMA_CM_EVENT_ADDR_RESOLVED,
-				o_.timeout_s, &ev));
-	uint8_t t = uint8_t(o_.ack_timeout);
-	if (rdma_set_option(id_.get(), RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT,
-			    &t, sizeof(t)))
-		return sys_error("rdma_set_option(ACK_TIMEOUT)");
-	if (rdma_resolve_route(id_.get(), 5000))
-		return sys_error("rdma_resolve_route");
-	URDMA_TRY(next_cm_event(events_.get(), RDMA_CM_EVENT_ROUTE_RESOLVED,
-				o_.timeout_s, &ev));
 	ep_ = std::make_unique<Endpoint>();
-	URDMA_TRY(ep_->create(id_.get(), int(3 * o_.window + 2)));
+	const uint64_t ops = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ |
+			     IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_ATOMIC_WRITE |
+			     IBV_QP_EX_WITH_FLUSH;
+	URDMA_TRY(ep_->create(id_.get(), int(5 * o_.window + 2),
+			      o_.ex() ? ops : 0));
+	if (o_.ex()) {
+		// The server's "ready" SEND comes once it allows FLUSH.
+		ready_mr_.reset(ibv_reg_mr(ep_->pd.get(), &ready_, sizeof(ready_),
+					   IBV_ACCESS_LOCAL_WRITE));
+		if (!ready_mr_)
+			return sys_error("ibv_reg_mr");
+		ibv_sge sge{ reinterpret_cast<uintptr_t>(&ready_), sizeof(ready_),
+			     ready_mr_->lkey };
+		ibv_recv_wr rwr{}, *bad;
+		rwr.sg_list = &sge;
+		rwr.num_sge = 1;
+		if (int err = ibv_post_recv(ep_->ibqp(), &rwr, &bad))
+			return sys_error("ibv_post_recv", err);
+	}
 	rdma_conn_param param{};
 	param.initiator_depth = 16;
 	param.retry_count = 7;
@@ -462,6 +514,13 @@ Status Client::connect()
 			     IBV_ACCESS_LOCAL_WRITE));
 	if (!mr_)
 		return sys_error("ibv_reg_mr");
+	if (o_.ex()) {
+		ibv_wc wc;
+		URDMA_TRY(wait_wc(ep_->recv_cq.get(), ep_->channel.get(),
+				  o_.timeout_s, &wc));
+		if (wc.byte_len != sizeof(ready_) || ready_ != kEndMagic)
+			return Status::error("expected the server's \"ready\"");
+	}
 	return {};
 }
 
@@ -473,6 +532,9 @@ Status Client::post_round(uint64_t round)
 	fill(base + 2 * size_t(o_.chunk), o_.chunk, round, kSend);
 	std::memset(base + o_.chunk, 0, o_.chunk);
 
+	if (o_.ex())
+		return post_round_ex(round, base, raddr_ + slot * o_.chunk);
+
 	ibv_sge sge[3];
 	ibv_send_wr wr[3] = {};
 	const ibv_wr_opcode opcodes[3] = { IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ,
@@ -480,7 +542,7 @@ Status Client::post_round(uint64_t round)
 	for (int i = 0; i < 3; i++) {
 		sge[i] = { reinterpret_cast<uintptr_t>(base + size_t(i) * o_.chunk),
 			   o_.chunk, mr_->lkey };
-		wr[i].wr_id = round * 4 + uint64_t(i);
+		wr[i].wr_id = round * kOps + uint64_t(i);
 		wr[i].opcode = opcodes[i];
 		wr[i].sg_list = &sge[i];
 		wr[i].num_sge = 1;
@@ -495,6 +557,39 @@ Status Client::post_round(uint64_t round)
 	return {};
 }
 
+// -A/-L: WRITE, ATOMIC_WRITE, FLUSH, READ, SEND through the ibv_wr_* API.
+Status Client::post_round_ex(uint64_t round, uint8_t *base, uint64_t raddr)
+{
+	ibv_qp_ex *qx = ibv_qp_to_qp_ex(ep_->ibqp());
+	const uint64_t value = atomic_value(round);
+	const uint32_t lkey = mr_->lkey;
+	auto at = [&](size_t i) { return reinterpret_cast<uintptr_t>(base + i * o_.chunk); };
+
+	ibv_wr_start(qx);
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	qx->wr_id = round * kOps + kWrite;
+	ibv_wr_rdma_write(qx, rkey_, raddr);
+	ibv_wr_set_sge(qx, lkey, at(0), o_.chunk);
+	if (o_.atomic_write) {
+		qx->wr_id = round * kOps + kAtomicWrite;
+		ibv_wr_atomic_write(qx, rkey_, raddr, &value);
+	}
+	if (o_.flush) {
+		qx->wr_id = round * kOps + kFlush;
+		ibv_wr_flush(qx, rkey_, raddr, o_.chunk, IBV_FLUSH_GLOBAL,
+			     IBV_FLUSH_RANGE);
+	}
+	qx->wr_id = round * kOps + kRead;
+	ibv_wr_rdma_read(qx, rkey_, raddr);
+	ibv_wr_set_sge(qx, lkey, at(1), o_.chunk);
+	qx->wr_id = round * kOps + kSend;
+	ibv_wr_send(qx);
+	ibv_wr_set_sge(qx, lkey, at(2), o_.chunk);
+	if (int err = ibv_wr_complete(qx))
+		return sys_error("ibv_wr_complete", err);
+	return {};
+}
+
 // Moves ROUNDS rounds.  With FAULT, runs the fault command after
 // --fault-after rounds and expects the QP to fail (see the top of the file).
 Status Client::transfer(uint64_t rounds, bool fault)
@@ -506,7 +601,7 @@ Status Client::transfer(uint64_t rounds, bool fault)
 	uint64_t flushed = 0;
 	while (posted < rounds && posted < window_) {
 		URDMA_TRY(post_round(posted++));
-		outstanding += 3;
+		outstanding += per_round();
 	}
 	while (outstanding) {
 		ibv_wc wc{};  // status SUCCESS unless wait_wc fills it
@@ -533,12 +628,14 @@ Status Client::transfer(uint64_t rounds, bool fault)
 		if (error_after)
 			continue;
 
-		const uint64_t round = wc.wr_id / 4;
-		const int op = int(wc.wr_id % 4);
+		const uint64_t round = wc.wr_id / kOps;
+		const int op = int(wc.wr_id % kOps);
 		if (op == kRead) {
 			const uint8_t *rd = &buf_[(round % window_) * 3 * o_.chunk +
 						  o_.chunk];
-			long bad = check(rd, o_.chunk, round, kWrite);
+			const uint64_t value = atomic_value(round);
+			long bad = check(rd, o_.chunk, round, kWrite,
+					 o_.atomic_write ? &value : nullptr);
 			if (bad >= 0)
 				return Status::error("round " + std::to_string(round) +
 						     ": READ back byte " +
@@ -560,7 +657,7 @@ Status Client::transfer(uint64_t rounds, bool fault)
 		// must fail.
 		if (posted < rounds || (fault_at && !error_after)) {
 			URDMA_TRY(post_round(posted++));
-			outstanding += 3;
+			outstanding += per_round();
 		}
 	}
 	const double secs = seconds_since(start);
@@ -660,8 +757,10 @@ bool parse(int argc, char **argv, Options *o)
 		{ "fault-after", required_argument, nullptr, 'F' },
 		{ "fault-cmd", required_argument, nullptr, 'C' },
 		{ "recover-cmd", required_argument, nullptr, 'R' },
-		{ "slack", required_argument, nullptr, 'L' },
+		{ "slack", required_argument, nullptr, 'S' },
 		{ "ack-timeout", required_argument, nullptr, 'T' },
+		{ "atomic-write", no_argument, nullptr, 'A' },
+		{ "flush", no_argument, nullptr, 'L' },
 		{ nullptr, 0, nullptr, 0 },
 	};
 	auto num = [](const char *s, unsigned long long max, auto *v) {
@@ -674,10 +773,12 @@ bool parse(int argc, char **argv, Options *o)
 		return true;
 	};
 	bool good = true;
-	for (int c; good && (c = getopt_long(argc, argv, "sa:p:b:k:w:c:t:", longs,
+	for (int c; good && (c = getopt_long(argc, argv, "sALa:p:b:k:w:c:t:", longs,
 					      nullptr)) != -1;) {
 		switch (c) {
 		case 's': o->server = true; break;
+		case 'A': o->atomic_write = true; break;
+		case 'L': o->flush = true; break;
 		case 'a': o->addr = optarg; break;
 		case 'p': o->port = optarg; break;
 		case 'b': good = num(optarg, 1ULL << 40, &o->bytes); break;
@@ -689,7 +790,7 @@ bool parse(int argc, char **argv, Options *o)
 		case 'F': good = num(optarg, 1ULL << 40, &o->fault_after); break;
 		case 'C': o->fault_cmd = optarg; break;
 		case 'R': o->recover_cmd = optarg; break;
-		case 'L': good = num(optarg, 600, &o->slack_s); break;
+		case 'S': good = num(optarg, 600, &o->slack_s); break;
 		case 'T': good = num(optarg, 31, &o->ack_timeout); break;
 		default: good = false; break;
 		}
@@ -697,8 +798,8 @@ bool parse(int argc, char **argv, Options *o)
 	if (good && optind == argc && (o->server || !o->addr.empty()))
 		return true;
 	std::fprintf(stderr,
-		     "usage: %s -s [-a ADDR] [-p PORT] [-k CHUNK] [-w WINDOW] [-c CONNS] [-t SECS]\n"
-		     "       %s -a SERVER [-p PORT] [-b BYTES] [-k CHUNK] [-w WINDOW] [-t SECS]\n"
+		     "usage: %s -s [-A] [-L] [-a ADDR] [-p PORT] [-k CHUNK] [-w WINDOW] [-c CONNS] [-t SECS]\n"
+		     "       %s -a SERVER [-A] [-L] [-p PORT] [-b BYTES] [-k CHUNK] [-w WINDOW] [-t SECS]\n"
 		     "          [--ack-timeout N] [--fault-after ROUNDS --fault-cmd CMD\n"
 		     "          [--recover-cmd CMD] [--slack SECS]]\n", argv[0], argv[0]);
 	return false;

@@ -994,6 +994,36 @@ TEST_F(DataOpsOnce, RcFlush)
 	EXPECT_EQ(first_diff(back.data(), src.data(), 4096), -1);
 }
 
+// FLUSH to a QP whose access flags do not allow it (IBV_ACCESS_FLUSH_GLOBAL
+// on the MR only) is an invalid request, as on rxe.
+TEST_F(DataOpsOnce, RcFlushNeedsTheQpsAccess)
+{
+	if (!(dev_ex_.device_cap_flags_ex & kDevFlushGlobal))
+		GTEST_SKIP() << "the device does not claim "
+				"IB_UVERBS_DEVICE_FLUSH_GLOBAL";
+	QpPairOptions o;
+	o.api = Api::WrApi;
+	o.extra_send_ops = IBV_QP_EX_WITH_FLUSH;
+	o.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		   IBV_ACCESS_REMOTE_READ;
+	QpPair p;
+	ASSERT_NO_FATAL_FAILURE(make_pair(&p, o));
+	Region remote = region(4096, IBV_ACCESS_LOCAL_WRITE |
+					     IBV_ACCESS_REMOTE_WRITE |
+					     IBV_ACCESS_FLUSH_GLOBAL);
+	ASSERT_TRUE(remote) << strerror(errno);
+	ibv_qp_ex *qpx = ibv_qp_to_qp_ex(p.a());
+	ibv_wr_start(qpx);
+	qpx->wr_id = 5;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_flush(qpx, remote.rkey(), remote.addr(0), 4096,
+		     IBV_FLUSH_GLOBAL, IBV_FLUSH_RANGE);
+	ASSERT_EQ(ibv_wr_complete(qpx), 0);
+	ibv_wc wc{};
+	ASSERT_ONE_WC(p.cq_a(), wc);
+	expect_err_wc(wc, 5, IBV_WC_REM_INV_REQ_ERR, p.a());
+}
+
 /*
  * SRQ limit: armed at 4 with 8 receives posted, consuming 4 raises
  * nothing, the fifth (3 left, below the limit) raises
