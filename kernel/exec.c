@@ -872,6 +872,30 @@ u64 *urdma_atomic_target(const struct urdma_peer *peer, u64 va, u32 rkey,
 }
 
 /**
+ * urdma_atomic_write - an ATOMIC_WRITE at the responder (local path and wire)
+ * @peer: the responder's side
+ * @va: @rkey: the aligned 8 bytes to write
+ * @value: what to write there, as it lies in memory
+ *
+ * One 8-byte store, ordered after earlier writes.
+ *
+ * Return: IB_WC_SUCCESS, or urdma_atomic_target()'s error status.
+ */
+u8 urdma_atomic_write(const struct urdma_peer *peer, u64 va, u32 rkey,
+		      u64 value)
+{
+	u64 *target;
+	u8 status;
+
+	target = urdma_atomic_target(peer, va, rkey, IB_ACCESS_REMOTE_WRITE,
+				     &status);
+	if (!target)
+		return status;
+	smp_store_release(target, value); /* after earlier writes */
+	return IB_WC_SUCCESS;
+}
+
+/**
  * urdma_flush - a FLUSH at the responder (local path and wire)
  * @peer: the responder's side
  * @type: URDMA_FLUSH_GLOBAL or URDMA_FLUSH_PERSISTENT (placement type)
@@ -1076,17 +1100,10 @@ static enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 		ret = IB_WC_SUCCESS;
 		break;
 	case URDMA_WQE_ATOMIC_WRITE:
-		target = urdma_atomic_target(&peer, wqe->atomic.remote_addr,
-					     wqe->atomic.rkey,
-					     IB_ACCESS_REMOTE_WRITE, status);
-		if (!target) {
-			ret = *status;
-			break;
-		}
-		/* One 8-byte store, ordered after earlier writes. */
-		smp_store_release(target, wqe->atomic.compare_add);
-		*byte_len = 8;
-		ret = IB_WC_SUCCESS;
+		ret = urdma_atomic_write(&peer, wqe->atomic.remote_addr,
+					 wqe->atomic.rkey, wqe->atomic.compare_add);
+		if (ret == IB_WC_SUCCESS)
+			*byte_len = 8;
 		break;
 	case URDMA_WQE_FLUSH:
 		ret = urdma_flush(&peer, wqe->flush.type, wqe->flush.level,

@@ -101,6 +101,8 @@ bool urdma_rkey_sg(const struct urdma_peer *peer, u32 rkey, u64 va,
 u64 *urdma_atomic_target(const struct urdma_peer *peer, u64 va, u32 rkey,
 			 int access, u8 *status);
 bool urdma_invalidate(struct urdma_dev *udev, u32 pdn, u32 key);
+u8 urdma_atomic_write(const struct urdma_peer *peer, u64 va, u32 rkey,
+		      u64 value);
 u8 urdma_flush(const struct urdma_peer *peer, u8 type, u8 level, u32 rkey,
 	       u64 va, u64 len);
 int urdma_resp_qp_access(u8 op);

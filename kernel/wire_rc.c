@@ -404,7 +404,6 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 	return 0;
 }
 
-/* Outstanding READs and atomics, against max_rd_atomic. */
 /*
  * FLUSH and ATOMIC_WRITE take a responder resource too, until their
  * answer (which completes them through w->acked).
@@ -415,6 +414,7 @@ static bool urdma_wqe_takes_res(u8 op)
 	       op == URDMA_WQE_ATOMIC_WRITE;
 }
 
+/* Outstanding READs, atomics, FLUSHes and ATOMIC_WRITEs. */
 static u32 urdma_req_rd_count(struct urdma_qp *qp)
 {
 	struct urdma_wire *w = qp->wire;
@@ -431,6 +431,12 @@ static u32 urdma_req_rd_count(struct urdma_qp *qp)
 			n++;
 	}
 	return n;
+}
+
+/* Whether they use up the QP's max_rd_atomic: one more must wait. */
+static bool urdma_req_rd_full(struct urdma_qp *qp)
+{
+	return urdma_req_rd_count(qp) >= max_t(u32, qp->attr.max_rd_atomic, 1);
 }
 
 /*
@@ -493,8 +499,7 @@ static bool urdma_req_start(struct urdma_engine *eng, struct urdma_qp *qp)
 		 * No local buffers: one request packet, answered like a
 		 * READ, within the same responder-resource credits.
 		 */
-		if (urdma_req_rd_count(qp) >=
-		    max_t(u32, qp->attr.max_rd_atomic, 1))
+		if (urdma_req_rd_full(qp))
 			return false;
 		if (wqe->opcode == URDMA_WQE_FLUSH &&
 		    wqe->flush.level == URDMA_FLUSH_RANGE &&
@@ -512,8 +517,7 @@ static bool urdma_req_start(struct urdma_engine *eng, struct urdma_qp *qp)
 	}
 	if ((wqe->flags & URDMA_WQE_FENCE) && urdma_req_rd_count(qp))
 		return false;
-	if (urdma_wqe_is_rd(wqe->opcode) &&
-	    urdma_req_rd_count(qp) >= max_t(u32, qp->attr.max_rd_atomic, 1))
+	if (urdma_wqe_is_rd(wqe->opcode) && urdma_req_rd_full(qp))
 		return false;
 
 	f->status = urdma_wqe_gather(eng, qp,
@@ -765,6 +769,7 @@ static void urdma_req_read_resp(struct urdma_engine *eng, struct urdma_qp *qp,
 	struct urdma_inflight *f = urdma_req_find(qp, pkt->psn);
 	u32 mtu = urdma_qp_mtu(qp), off;
 	bool last = pkt->flags & URDMA_PF_LAST;
+	s32 d;
 
 	if (f && (urdma_slot_wqe(f)->opcode == URDMA_WQE_FLUSH ||
 		  urdma_slot_wqe(f)->opcode == URDMA_WQE_ATOMIC_WRITE)) {
@@ -775,13 +780,13 @@ static void urdma_req_read_resp(struct urdma_engine *eng, struct urdma_qp *qp,
 	}
 	if (!f || urdma_slot_wqe(f)->opcode != URDMA_WQE_RDMA_READ)
 		return;
-	if (urdma_psn_diff(pkt->psn, f->first_psn) != (s32)f->got) {
+	d = urdma_psn_diff(pkt->psn, f->first_psn);
+	if (d != (s32)f->got) {
 		/*
 		 * A response is missing (lost, or overtaken): ask again from
 		 * it at once, as for a sequence NAK; once per gap.
 		 */
-		if (urdma_psn_diff(pkt->psn, f->first_psn) > (s32)f->got &&
-		    f->asked != f->got + 1) {
+		if (d > (s32)f->got && f->asked != f->got + 1) {
 			f->asked = f->got + 1;
 			urdma_count(eng, URDMA_CNT_RETRIES);
 			urdma_count(eng, URDMA_CNT_READ_GAPS);
@@ -1325,7 +1330,7 @@ static u8 urdma_resp_flush_or_atomic_write(struct urdma_qp *qp,
 	struct urdma_wire *w = qp->wire;
 	struct urdma_rd_res *r;
 	struct urdma_peer peer;
-	u64 *target, value;
+	u64 value;
 	u8 status;
 
 	urdma_resp_peer(qp, &peer);
@@ -1343,13 +1348,8 @@ static u8 urdma_resp_flush_or_atomic_write(struct urdma_qp *qp,
 	} else if (!URDMA_HAVE_FLUSH_ATOMIC_WRITE) {
 		status = IB_WC_LOC_QP_OP_ERR;
 	} else {
-		target = urdma_atomic_target(&peer, va, rkey,
-					     IB_ACCESS_REMOTE_WRITE, &status);
-		if (target) {
-			memcpy(&value, pkt->payload, 8);
-			smp_store_release(target, value); /* after earlier writes */
-			status = IB_WC_SUCCESS;
-		}
+		memcpy(&value, pkt->payload, 8);
+		status = urdma_atomic_write(&peer, va, rkey, value);
 	}
 	switch (status) {
 	case IB_WC_SUCCESS:
