@@ -20,6 +20,15 @@ cd "$TOP" || exit 1
 
 say() { printf '[check %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
+# tap_keep: from a guest's output, the TAP lines, the "# --- X took"
+# timings and the diagnostic lines ("# ...") that follow a "not ok".
+tap_keep() {
+	awk '/^(not )?ok / { print; d = /^not ok/; next }
+		/^# --- .* took / { print; next }
+		d && /^#/ { print; next }
+		{ d = 0 }'
+}
+
 kver_612() { basename "$(ls -d /lib/modules/6.12.*-amd64 | sort | tail -1)"; }
 kver_61() { basename "$(ls -d /lib/modules/6.1.*-amd64 | sort | tail -1)"; }
 
@@ -113,7 +122,7 @@ lane_guest() {
 	local timeout=2400
 	[ "$kernel" = debug ] && timeout=4800
 	"$VM" --kernel "$kernel" --timeout "$timeout" -- "$TOP/tests/guest/run.sh" \
-		2>>"$LOG" | tee -a "$LOG" | grep -E '^(not )?ok |^# --- .* took '
+		2>>"$LOG" | tee -a "$LOG" | tap_keep
 	local rc=${PIPESTATUS[0]}
 	[ "$rc" -eq 0 ] && echo "ok - guest on $kernel exits cleanly (no oops, WARN, KASAN or lockdep report)" ||
 		echo "not ok - guest on $kernel exits cleanly (exit $rc; see $LOG)"
@@ -129,7 +138,7 @@ twohost_run() {
 		--vm-arg --env --vm-arg URDMA_TWOHOST_ITERS=20 \
 		--vm-arg --env --vm-arg URDMA_TWOHOST_PAIR="$name" \
 		-- "$2" -- "$3" 2>>"$LOG" | tee -a "$LOG" |
-		sed -n 's/^\[[AB]\] \(\(not \)\?ok \)/\1/p'
+		sed -n 's/^\[[AB]\] //p' | tap_keep
 	local rc=${PIPESTATUS[0]}
 	[ "$rc" -eq 0 ] && echo "ok - twohost $name: both guests exit cleanly" ||
 		echo "not ok - twohost $name: both guests exit cleanly (exit $rc; see $LOG)"
