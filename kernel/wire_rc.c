@@ -18,7 +18,8 @@
  * the resource cache (max_dest_rd_atomic entries).  A later PSN draws one
  * sequence NAK until the expected one comes.  ACKs are coalesced: the
  * last one due is sent at the QP's turn in the pass.  READ responses are
- * sent at the QP's turns too, a budget at a time.
+ * sent at the QP's turns too, a budget at a time, and all responses leave
+ * in PSN order (see urdma_wire_run()).
  *
  * UC uses the same code without ACKs, retries, RNR or the cache: a
  * requester completes a WQE once it is sent, and a responder that misses
@@ -1551,6 +1552,18 @@ bool urdma_rx_conn(struct urdma_engine *eng, struct urdma_qp *qp,
 	return true;
 }
 
+/* The coalesced ACK, if one is due and no READ response must go first. */
+static int urdma_resp_flush_ack(struct urdma_engine *eng, struct urdma_qp *qp)
+{
+	struct urdma_wire *w = qp->wire;
+
+	if (!w->ack_pending || urdma_resp_reads_before(w, w->ack_psn))
+		return 0;
+	w->ack_pending = false;
+	urdma_send_ack(eng, qp, w->ack_syn, w->ack_psn);
+	return 1;
+}
+
 /**
  * urdma_wire_run - a wire QP's turn in a pass
  * @eng: its engine
@@ -1560,20 +1573,19 @@ bool urdma_rx_conn(struct urdma_engine *eng, struct urdma_qp *qp,
  */
 int urdma_wire_run(struct urdma_engine *eng, struct urdma_qp *qp)
 {
-	struct urdma_wire *w = qp->wire;
 	int work = 0;
 
+	/*
+	 * Responses go in PSN order.  An ACK waits for the READ responses
+	 * before it (a requester would take it for a lost response), and
+	 * goes before those after it: an ACK of an earlier PSN in the middle
+	 * of a READ's responses ends the READ for rxe's completer (it resets
+	 * its expected opcode), which then fails the QP on the next MIDDLE.
+	 */
+	work += urdma_resp_flush_ack(eng, qp);
 	if (READ_ONCE(qp->attr.qp_state) != IB_QPS_ERR)
 		work += urdma_resp_reads(eng, qp);
-	/*
-	 * Responses go in PSN order: an ACK waits for the READ responses
-	 * before it (a requester would take it for a lost response).
-	 */
-	if (w->ack_pending && !urdma_resp_reads_before(w, w->ack_psn)) {
-		w->ack_pending = false;
-		urdma_send_ack(eng, qp, w->ack_syn, w->ack_psn);
-		work++;
-	}
+	work += urdma_resp_flush_ack(eng, qp);
 	if (READ_ONCE(qp->attr.qp_state) == IB_QPS_ERR)
 		return work;
 	if (READ_ONCE(qp->attr.qp_state) == IB_QPS_RTS)
