@@ -12,6 +12,14 @@
  * other, so a WQE is never left behind, and user space enters the kernel
  * (a zero-WR post, the "kick") only when the thread really sleeps.
  *
+ * A thread polls only while it has its CPU to itself.  When another task
+ * is runnable there (single_task_running(), the test KVM's halt polling
+ * makes), an idle pass puts it to sleep at once: a busy-polling process
+ * that shares the CPU with it would otherwise wait a scheduler slice
+ * (milliseconds) for the WQE the thread is not polling for, and the thread
+ * a slice for the WQE the process is about to post.  Asleep, it is woken
+ * by the poster's kick and runs at once (wake-up preemption).
+ *
  * Quiescence.  A pass may hold pointers to any QP, CQ, SRQ, MR, MW or
  * device it looked up, on this device or, on the local path, on another.
  * Whoever destroys such an object first unpublishes it (takes it off the
@@ -25,6 +33,7 @@
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/sched.h>
+#include <linux/sched/stat.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
 
@@ -112,11 +121,18 @@ struct urdma_dev *urdma_devtab_next(unsigned long *id)
 /**
  * urdma_devtab_find_gid - the urdma device that owns a GID
  * @gid: a RoCEv2 GID
+ * @net: the sender's network namespace
+ *
+ * The local path joins urdma devices whose netdevs share a network
+ * namespace.  Between namespaces, traffic goes through the netdevs as
+ * RoCEv2 packets, as between hosts, so that what sits between them (tc,
+ * netem, netfilter, a veth pair) applies.  Within one namespace it could
+ * not: the IP layer delivers a datagram to a local address over loopback.
  *
  * May be called in atomic context.  Return: the device's id, 0 if no urdma
- * device of this host has @gid.
+ * device of this host and namespace has @gid.
  */
-u32 urdma_devtab_find_gid(const union ib_gid *gid)
+u32 urdma_devtab_find_gid(const union ib_gid *gid, const struct net *net)
 {
 	const struct ib_gid_attr *attr;
 	struct urdma_dev *udev;
@@ -125,6 +141,8 @@ u32 urdma_devtab_find_gid(const union ib_gid *gid)
 
 	rcu_read_lock();
 	xa_for_each(&urdma_devtab, id, udev) {
+		if (!net_eq(dev_net(udev->ndev), net))
+			continue;
 		attr = rdma_find_gid_by_port(&udev->ibdev, gid,
 					     IB_GID_TYPE_ROCE_UDP_ENCAP, 1,
 					     NULL);
@@ -321,7 +339,8 @@ static int urdma_engine_thread(void *arg)
 		} else if (eng->deadline != KTIME_MAX &&
 			   ktime_before(eng->deadline, now)) {
 			/* A timer is due: the next pass handles it. */
-		} else if (ktime_us_delta(now, last_work) >= eng->window_us) {
+		} else if (!single_task_running() ||
+			   ktime_us_delta(now, last_work) >= eng->window_us) {
 			urdma_engine_sleep(eng);
 			last_work = ktime_get();
 		} else {
