@@ -40,7 +40,8 @@ int urdma_av_from_attr(struct urdma_av *av, const struct rdma_ah_attr *attr)
 	av->net_type = rdma_gid_attr_network_type(grh->sgid_attr);
 	ether_addr_copy(av->dmac, attr->roce.dmac);
 	/* Local path: is the destination a urdma device of this host? */
-	av->peer = urdma_devtab_find_gid(&av->dgid);
+	av->peer = urdma_devtab_find_gid(&av->dgid,
+					 dev_net(to_udev(grh->sgid_attr->device)->ndev));
 	return 0;
 }
 

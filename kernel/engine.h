@@ -104,7 +104,7 @@ u64 urdma_engine_counter(struct urdma_dev *udev, enum urdma_counter c);
 int urdma_devtab_add(struct urdma_dev *udev);
 void urdma_devtab_del(struct urdma_dev *udev);
 struct urdma_dev *urdma_devtab_get(u32 id);
-u32 urdma_devtab_find_gid(const union ib_gid *gid);
+u32 urdma_devtab_find_gid(const union ib_gid *gid, const struct net *net);
 struct urdma_dev *urdma_devtab_next(unsigned long *id);
 
 /* exec.c */
