@@ -36,7 +36,7 @@ BUILD := $(TOP)/build
 KBUILD_DIR = $(BUILD)/$(KVER)
 KSRC := Kbuild $(shell find kernel uapi tests/kunit -name '*.[ch]' 2>/dev/null)
 
-.PHONY: all modules modules-all provider tests install install-module \
+.PHONY: all modules modules-all provider tests bench install install-module \
 	install-userland uninstall demo check checkpatch sparse debug-kernel \
 	deps clean help
 
@@ -57,6 +57,8 @@ help:
 	@echo '  make install-userland only rdma-core 56.1 with liburdma'
 	@echo '  make demo            install deps, build, boot a guest, show urdma0, move data'
 	@echo '  make check           every test lane; ends with "N passed, N failed"'
+	@echo '  make bench           urdma, rxe and siw side by side in one guest;'
+	@echo '                       writes docs/bench/ (BENCH_ARGS=--quick: smoke)'
 	@echo '  make checkpatch      checkpatch.pl --strict on the kernel sources'
 	@echo '  make sparse          sparse (C=1) build against 6.12'
 	@echo '  make debug-kernel    build the KASAN/lockdep/KUnit kernel (cached)'
@@ -154,6 +156,9 @@ demo:
 
 check:
 	@$(TOP)/scripts/check.sh $(LANES)
+
+bench: tests
+	@$(TOP)/scripts/bench.sh $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD)

@@ -7,12 +7,14 @@
 #   scripts/check.sh [LANE...]     default: all lanes, in this order
 #
 # Lanes: build dkms provider kunit guest-6.12 guest-6.1 guest-debug twohost
+#        bench
 # Each lane writes TAP to build/check/LANE.tap and its log to LANE.log.
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$TOP/build/check
-ALL_LANES=(build dkms provider kunit guest-6.12 guest-6.1 guest-debug twohost)
+ALL_LANES=(build dkms provider kunit guest-6.12 guest-6.1 guest-debug twohost
+	bench)
 LANES=("${@:-${ALL_LANES[@]}}")
 VM=$TOP/scripts/urdma-vm
 mkdir -p "$OUT"
@@ -159,6 +161,25 @@ lane_twohost() {
 	twohost_run fault tests/twohost/t_fault.sh tests/twohost/t_fault.sh
 }
 
+# make bench's smoke run: that it runs and writes every file, not its
+# numbers (no timed assertions in tests).
+lane_bench() {
+	local out=$OUT/bench rc=0 f
+	rm -rf "$out"
+	"$TOP/scripts/bench.sh" --quick --out "$out" >>"$LOG" 2>&1 || rc=$?
+	[ $rc -eq 0 ] && echo "ok - bench: the smoke run measured every run of its matrix" ||
+		echo "not ok - bench: the smoke run failed (exit $rc; see $LOG)"
+	for f in README.md results.json bw.png lat.png; do
+		[ -s "$out/$f" ] && echo "ok - bench: wrote $f" ||
+			echo "not ok - bench: no $f in $out"
+	done
+	/usr/bin/python3 "$TOP/bench/report.py" --check "$out/results.json" ||
+		echo "not ok - bench: results.json unreadable"
+	grep -q '^| 64 KiB ib_write_bw vs rxe |' "$out/README.md" 2>/dev/null &&
+		echo "ok - bench: README.md has the targets table" ||
+		echo "not ok - bench: README.md has no targets table"
+}
+
 run_lane() {
 	case $1 in
 	build) lane_build ;;
@@ -169,6 +190,7 @@ run_lane() {
 	guest-6.1) lane_guest debian-6.1 ;;
 	guest-debug) lane_guest debug ;;
 	twohost) lane_twohost ;;
+	bench) lane_bench ;;
 	*) echo "not ok - unknown lane $1" ;;
 	esac
 }

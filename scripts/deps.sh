@@ -19,6 +19,8 @@ PKGS=(
 	perftest rdmacm-utils ibverbs-utils libgtest-dev g++ python3
 	# kernel style checks and packaging
 	sparse dkms
+	# make bench's plots
+	python3-matplotlib
 )
 
 missing=()

@@ -85,11 +85,12 @@ wait_gid_v4() {
 	[ -n "$GIDIDX" ]
 }
 
-# tcp_listening PORT: something listens on TCP PORT (IPv4 or IPv6).
+# tcp_listening PORT [PID]: something listens on TCP PORT (IPv4 or IPv6),
+# in PID's network namespace (default: this one).
 tcp_listening() {
-	local hex f _sl addr _rem st _rest
+	local hex f _sl addr _rem st _rest net=/proc/${2:-self}/net
 	printf -v hex '%04X' "$1"
-	for f in /proc/net/tcp /proc/net/tcp6; do
+	for f in "$net/tcp" "$net/tcp6"; do
 		[ -r "$f" ] || continue
 		while read -r _sl addr _rem st _rest; do
 			[ "$st" = 0A ] && [ "${addr##*:}" = "$hex" ] && return 0
@@ -143,12 +144,13 @@ pair_run() {
 	wait "$spid" || PAIR_SRC=$?
 }
 # pair_wait_server PID PORT: up to 30 s for the server to listen on TCP
-# PORT (PAIR_CM set: on rdma_cm PORT); gives up at once if PID ended.
+# PORT in PID's network namespace (PAIR_CM set: on rdma_cm PORT); gives up
+# at once if PID ended.
 pair_wait_server() {
 	local t=300 listening=tcp_listening
 	[ -n "${PAIR_CM:-}" ] && listening=cm_listening
 	while [ $t -gt 0 ]; do
-		$listening "$2" && return 0
+		$listening "$2" "$1" && return 0
 		kill -0 "$1" 2>/dev/null || return 1
 		sleep 0.1
 		t=$((t - 1))

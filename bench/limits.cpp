@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// urdma_limits: what this machine itself allows, measured next to the RDMA
+// benchmarks in the same boot (make bench).
+//
+//   urdma_limits memcpy SIZE...   copy bandwidth, MB/s (10^6 bytes/s): the
+//                                 fastest of libc memcpy, rep movsq, rep movsb
+//   urdma_limits pingpong SIZE... cross-process shared-memory ping-pong:
+//                                 one-way latency in usec (half a round trip)
+//
+// Each SIZE prints one JSON object per line:
+//   {"test":"memcpy","size":65536,"mbps":12345.6,"copy":"rep_movsq"}
+//   {"test":"pingpong","size":2,"usec":0.41,"iters":N}
+// memcpy copies the same SIZE bytes between two buffers again and again, as
+// perftest moves the same buffer; the ping-pong copies SIZE bytes into a
+// shared buffer and flips a flag, and the other process copies them out and
+// answers the same way, which is the least a one-way message between two
+// processes of this machine costs.
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0)
+{
+	return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// An anonymous mapping, shared with children when asked; unmapped on scope exit.
+class Mapping {
+public:
+	Mapping(size_t len, bool shared)
+		: len_(len),
+		  p_(mmap(nullptr, len, PROT_READ | PROT_WRITE,
+			  (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0))
+	{
+	}
+	~Mapping()
+	{
+		if (ok())
+			munmap(p_, len_);
+	}
+	Mapping(const Mapping &) = delete;
+	Mapping &operator=(const Mapping &) = delete;
+	bool ok() const { return p_ != MAP_FAILED; }
+	char *data() const { return static_cast<char *>(p_); }
+
+private:
+	size_t len_;
+	void *p_;
+};
+
+// Keeps the compiler from dropping a copy whose result nobody reads.
+void clobber(void *p)
+{
+	asm volatile("" : : "r"(p) : "memory");
+}
+
+// The copies measured; the fastest is the limit.  Under QEMU TCG glibc's
+// vector memcpy is emulated instruction by instruction and can be slower
+// than the string instructions the kernel copies with, so both are tried.
+void copy_rep_movsq(char *dst, const char *src, size_t n)
+{
+	size_t q = n / 8;
+
+	asm volatile("rep movsq" : "+D"(dst), "+S"(src), "+c"(q) : : "memory");
+	std::memcpy(dst, src, n % 8);
+}
+
+void copy_rep_movsb(char *dst, const char *src, size_t n)
+{
+	asm volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+}
+
+void copy_libc(char *dst, const char *src, size_t n)
+{
+	std::memcpy(dst, src, n);
+}
+
+struct CopyFn {
+	const char *name;
+	void (*fn)(char *, const char *, size_t);
+};
+
+const CopyFn copies[] = {
+	{ "memcpy", copy_libc },
+	{ "rep_movsq", copy_rep_movsq },
+	{ "rep_movsb", copy_rep_movsb },
+};
+
+int bench_memcpy(size_t size)
+{
+	Mapping src(size, false), dst(size, false);
+
+	if (!src.ok() || !dst.ok()) {
+		std::perror("mmap");
+		return 1;
+	}
+	std::memset(src.data(), 0x5a, size);
+	std::memset(dst.data(), 0, size);
+	double best = 0;
+	const char *best_name = "";
+	for (const CopyFn &c : copies) {
+		// About 0.2 s per size and copy, at least 16 copies.
+		size_t iters = 16, done = 0;
+		double secs = 0;
+		auto t0 = Clock::now();
+		while (secs < 0.2) {
+			for (size_t i = 0; i < iters; i++) {
+				c.fn(dst.data(), src.data(), size);
+				clobber(dst.data());
+			}
+			done += iters;
+			iters *= 2;
+			secs = seconds_since(t0);
+		}
+		if (std::memcmp(dst.data(), src.data(), size)) {
+			std::fprintf(stderr, "memcpy: %s copied wrong bytes\n", c.name);
+			return 1;
+		}
+		std::memset(dst.data(), 0, size);
+		double mbps = double(size) * done / secs / 1e6;
+		if (mbps > best) {
+			best = mbps;
+			best_name = c.name;
+		}
+	}
+	std::printf("{\"test\":\"memcpy\",\"size\":%zu,\"mbps\":%.1f,\"copy\":\"%s\"}\n",
+		    size, best, best_name);
+	return 0;
+}
+
+struct Shared {
+	std::atomic<unsigned> turn; // odd: the child's turn; even: the parent's
+	char pad[60];
+};
+
+int bench_pingpong(size_t size, size_t iters)
+{
+	static_assert(std::atomic<unsigned>::is_always_lock_free,
+		      "the ping-pong needs a lock-free flag in shared memory");
+	size_t len = sizeof(Shared) + 2 * size;
+	Mapping shm(len, true);
+	Mapping mine(size ? size : 1, false);
+
+	if (!shm.ok() || !mine.ok()) {
+		std::perror("mmap");
+		return 1;
+	}
+	auto *sh = new (shm.data()) Shared();
+	char *to_child = shm.data() + sizeof(Shared);
+	char *to_parent = to_child + size;
+	std::memset(mine.data(), 1, size);
+
+	pid_t pid = fork();
+	if (pid < 0) {
+		std::perror("fork");
+		return 1;
+	}
+	if (pid == 0) {
+		for (size_t i = 0; i < iters; i++) {
+			unsigned want = 2 * i + 1;
+			while (sh->turn.load(std::memory_order_acquire) != want)
+				;
+			std::memcpy(mine.data(), to_child, size);
+			std::memcpy(to_parent, mine.data(), size);
+			sh->turn.store(want + 1, std::memory_order_release);
+		}
+		_exit(0);
+	}
+	auto t0 = Clock::now();
+	for (size_t i = 0; i < iters; i++) {
+		std::memcpy(to_child, mine.data(), size);
+		sh->turn.store(2 * i + 1, std::memory_order_release);
+		while (sh->turn.load(std::memory_order_acquire) != 2 * i + 2)
+			;
+		std::memcpy(mine.data(), to_parent, size);
+	}
+	double secs = seconds_since(t0);
+	int status = 0;
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		std::fprintf(stderr, "pingpong: child failed\n");
+		return 1;
+	}
+	std::printf("{\"test\":\"pingpong\",\"size\":%zu,\"usec\":%.3f,\"iters\":%zu}\n",
+		    size, secs / iters / 2 * 1e6, iters);
+	return 0;
+}
+
+int usage()
+{
+	std::fprintf(stderr,
+		     "usage: urdma_limits memcpy|pingpong SIZE... [-n ITERS]\n");
+	return 2;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	if (argc < 3)
+		return usage();
+	std::string what = argv[1];
+	size_t iters = 20000;
+	std::vector<size_t> sizes;
+
+	for (int i = 2; i < argc; i++) {
+		char *end = nullptr;
+
+		if (!std::strcmp(argv[i], "-n") && i + 1 < argc) {
+			iters = std::strtoull(argv[++i], &end, 0);
+			if (!iters || *end)
+				return usage();
+			continue;
+		}
+		unsigned long long v = std::strtoull(argv[i], &end, 0);
+		if (*end || v > (1ULL << 30))
+			return usage();
+		sizes.push_back(v);
+	}
+	for (size_t s : sizes) {
+		int rc = what == "memcpy"     ? bench_memcpy(s ? s : 1) :
+			 what == "pingpong"   ? bench_pingpong(s, iters) :
+						usage();
+		if (rc)
+			return rc;
+		std::fflush(stdout);
+	}
+	return 0;
+}

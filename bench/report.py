@@ -1,0 +1,307 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""make bench's report: bench/run.sh's records to JSON, markdown and plots.
+
+    bench/report.py RESULTS.jsonl OUTDIR
+    bench/report.py --check OUTDIR/results.json   (make check's TAP lines)
+
+Writes OUTDIR/results.json (every record), OUTDIR/README.md (each figure
+with its ratio to rxe, to siw and to the guest's limit; the issue's
+targets, met or missed) and OUTDIR/bw.png, OUTDIR/lat.png.  Needs Debian's
+python3-matplotlib (/usr/bin/python3) for the plots.
+"""
+import json
+import os
+import sys
+
+MIB = 1048576.0
+BW_TESTS = ["write_bw", "read_bw", "send_bw"]
+LAT_TESTS = ["write_lat", "send_lat", "read_lat", "atomic_lat"]
+SERIES = [("urdma", "local"), ("urdma", "wire"), ("rxe", "local"),
+          ("siw", "local")]
+
+
+def load(path):
+    meta, recs = {}, []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            r = json.loads(line)
+            if r.get("meta"):
+                meta = r
+            else:
+                recs.append(r)
+    return meta, recs
+
+
+class Table:
+    def __init__(self, recs):
+        self.recs = recs
+
+    def get(self, dev, path, test, size, qps=1, field=None):
+        for r in self.recs:
+            if (r.get("dev") == dev and r.get("path") == path and
+                    r.get("test") == test and r.get("size") == size and
+                    r.get("qps", 1) == qps and not r.get("error")):
+                return r.get(field) if field else r
+        return None
+
+    def bw(self, dev, path, test, size, qps=1):
+        """MB/s (10^6), perftest's MiB/s converted, or memcpy's MB/s."""
+        if dev == "limit":
+            return self.get("limit", "local", "memcpy", size, 1, "mbps")
+        v = self.get(dev, path, test, size, qps, "mibps")
+        return None if v is None else v * MIB / 1e6
+
+    def lat(self, dev, path, test, size):
+        if dev == "limit":
+            return self.get("limit", "local", "pingpong", size, 1, "usec")
+        return self.get(dev, path, test, size, 1, "usec")
+
+    def sizes(self, tests):
+        return sorted({r["size"] for r in self.recs
+                       if r.get("test") in tests and "size" in r})
+
+
+def fmt(v, digits=1):
+    return "-" if v is None else f"{v:,.{digits}f}"
+
+
+def ratio(a, b, digits=2):
+    if a is None or b is None or b == 0:
+        return "-"
+    return f"{a / b:.{digits}f}"
+
+
+def bw_table(t, out):
+    out.append("| test | size | urdma | urdma wire | rxe | siw | memcpy | "
+               "urdma/rxe | urdma/siw | urdma/memcpy | wire/rxe |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for test in BW_TESTS:
+        for s in t.sizes(BW_TESTS):
+            u = t.bw("urdma", "local", test, s)
+            w = t.bw("urdma", "wire", test, s)
+            x = t.bw("rxe", "local", test, s)
+            i = t.bw("siw", "local", test, s)
+            m = t.bw("limit", "local", test, s)
+            out.append(f"| {test} | {s} | {fmt(u)} | {fmt(w)} | {fmt(x)} | "
+                       f"{fmt(i)} | {fmt(m)} | {ratio(u, x)} | {ratio(u, i)} | "
+                       f"{ratio(u, m)} | {ratio(w, x)} |")
+
+
+def lat_table(t, out):
+    out.append("| test | size | urdma | urdma wire | rxe | siw | shm ping-pong | "
+               "urdma/rxe | urdma/siw | urdma/limit | urdma kicks/iter |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for test in LAT_TESTS:
+        sizes = [8] if test == "atomic_lat" else t.sizes(LAT_TESTS[:3])
+        for s in sizes:
+            u = t.lat("urdma", "local", test, s)
+            w = t.lat("urdma", "wire", test, s)
+            x = t.lat("rxe", "local", test, s)
+            i = t.lat("siw", "local", test, s)
+            m = t.lat("limit", "local", test, s)
+            r = t.get("urdma", "local", test, s)
+            k = (None if not r or "kicks" not in r else
+                 r["kicks"] / r["iters"])
+            out.append(f"| {test} | {s} | {fmt(u, 2)} | {fmt(w, 2)} | "
+                       f"{fmt(x, 2)} | {fmt(i, 2)} | {fmt(m, 2)} | "
+                       f"{ratio(u, x, 3)} | {ratio(u, i, 3)} | {ratio(u, m)} | "
+                       f"{fmt(k, 2)} |")
+
+
+def rate_table(t, out):
+    qs = sorted({r["qps"] for r in t.recs if r.get("test") == "write_bw" and
+                 r.get("size") == 64})
+    out.append("| QPs | urdma | urdma wire | rxe | siw | urdma/rxe | urdma/siw |")
+    out.append("|---:|---:|---:|---:|---:|---:|---:|")
+    for q in qs:
+        v = [t.get(d, p, "write_bw", 64, q, "mpps") for d, p in SERIES]
+        out.append(f"| {q} | {fmt(v[0], 3)} | {fmt(v[1], 3)} | {fmt(v[2], 3)} | "
+                   f"{fmt(v[3], 3)} | {ratio(v[0], v[2])} | {ratio(v[0], v[3])} |")
+
+
+def targets(t, out):
+    """The issue's targets: (what, measured ratio, goal, met)."""
+    rows = []
+
+    def add(what, val, goal, ok, how):
+        rows.append((what, val, goal,
+                     "n/a" if ok is None else ("met" if ok else "missed"), how))
+
+    u = t.bw("urdma", "local", "write_bw", 65536)
+    x = t.bw("rxe", "local", "write_bw", 65536)
+    m = t.bw("limit", "local", "memcpy", 65536)
+    r = None if None in (u, x) else u / x
+    add("64 KiB ib_write_bw vs rxe", fmt(r, 2) + "x", ">= 5x",
+        None if r is None else r >= 5, "urdma / rxe, local path")
+    r = None if None in (u, m) else u / m
+    add("64 KiB ib_write_bw vs memcpy", fmt(r and 100 * r, 0) + "%", ">= 70%",
+        None if r is None else r >= 0.7, "urdma / memcpy of 64 KiB")
+    for test, goal in (("write_lat", 0.1), ("send_lat", 0.1),
+                       ("read_lat", 0.2)):
+        u = t.lat("urdma", "local", test, 2)
+        x = t.lat("rxe", "local", test, 2)
+        r = None if None in (u, x) else u / x
+        add(f"2 B ib_{test} vs rxe", fmt(r, 3) + "x", f"<= {goal}x",
+            None if r is None else r <= goal, "urdma / rxe, t_typical")
+    u = t.get("urdma", "local", "write_bw", 64, 4, "mpps")
+    x = t.get("rxe", "local", "write_bw", 64, 4, "mpps")
+    r = None if None in (u, x) else u / x
+    add("64 B message rate, 4 QPs, vs rxe", fmt(r, 2) + "x", ">= 10x",
+        None if r is None else r >= 10, "ib_write_bw -s 64 -q 4, Mpps")
+    w = t.bw("urdma", "wire", "write_bw", 65536)
+    x = t.bw("rxe", "local", "write_bw", 65536)
+    r = None if None in (w, x) else w / x
+    add("wire path, 64 KiB ib_write_bw vs rxe", fmt(r, 2) + "x", ">= 1.5x",
+        None if r is None else r >= 1.5,
+        "urdma over veth / rxe loopback (rxe over a wire can only be slower)")
+    many = max([r["qps"] for r in t.recs if r.get("test") == "write_bw" and
+                r.get("size") == 65536 and r.get("dev") == "urdma" and
+                r.get("path") == "local"] or [1])
+    one = t.bw("urdma", "local", "write_bw", 65536, 1)
+    lots = t.bw("urdma", "local", "write_bw", 65536, many) if many > 1 else None
+    r = None if None in (one, lots) else lots / one
+    add(f"{many} QPs vs 1 QP", fmt(r and 100 * r, 0) + "%", ">= 80%",
+        None if r is None else r >= 0.8, "ib_write_bw -s 65536, urdma")
+    idle = [r for r in t.recs if r.get("test") == "engine_cpu"]
+    c = idle[0]["cpu_pct"] if idle else None
+    add("engine CPU while idle", fmt(c, 2) + "% of a CPU", "~ 0",
+        None if c is None else c < 1, "5 s, 1 s after the last work")
+    out.append("| target | measured | goal | | how |")
+    out.append("|---|---:|---|---|---|")
+    for what, val, goal, met, how in rows:
+        out.append(f"| {what} | {val} | {goal} | {met} | {how} |")
+    return rows
+
+
+def plots(t, outdir):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "no matplotlib (python3-matplotlib): no plots"
+    styles = {("urdma", "local"): "o-", ("urdma", "wire"): "o--",
+              ("rxe", "local"): "s-", ("siw", "local"): "^-"}
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    for ax, test in zip(axes, BW_TESTS):
+        sizes = t.sizes(BW_TESTS)
+        for d, p in SERIES:
+            ys = [t.bw(d, p, test, s) for s in sizes]
+            pts = [(s, y) for s, y in zip(sizes, ys) if y is not None]
+            if pts:
+                ax.plot(*zip(*pts), styles[(d, p)], label=f"{d} {p}")
+        pts = [(s, t.bw("limit", "local", test, s)) for s in sizes]
+        pts = [p for p in pts if p[1] is not None]
+        if pts:
+            ax.plot(*zip(*pts), "k:", label="memcpy")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(f"ib_{test}")
+        ax.set_xlabel("message size (bytes)")
+        ax.set_ylabel("MB/s")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(outdir, "bw.png"), dpi=80)
+    plt.close(fig)
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    for ax, test in zip(axes, LAT_TESTS[:3]):
+        sizes = t.sizes(LAT_TESTS[:3])
+        for d, p in SERIES:
+            pts = [(s, t.lat(d, p, test, s)) for s in sizes]
+            pts = [q for q in pts if q[1] is not None]
+            if pts:
+                ax.plot(*zip(*pts), styles[(d, p)], label=f"{d} {p}")
+        pts = [(s, t.lat("limit", "local", test, s)) for s in sizes]
+        pts = [q for q in pts if q[1] is not None]
+        if pts:
+            ax.plot(*zip(*pts), "k:", label="shm ping-pong")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(f"ib_{test}")
+        ax.set_xlabel("message size (bytes)")
+        ax.set_ylabel("usec (typical)")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(outdir, "lat.png"), dpi=80)
+    plt.close(fig)
+    return None
+
+
+def check(path):
+    """make check's smoke test: TAP lines on what a results.json holds."""
+    with open(path) as f:
+        recs = json.load(f)["records"]
+    for dev, p in SERIES + [("limit", "local")]:
+        n = sum(1 for r in recs if r.get("dev") == dev and
+                r.get("path") == p and not r.get("error"))
+        print(("ok" if n else "not ok") +
+              f" - bench: results.json holds {n} {dev} {p} measurements")
+    idle = [r for r in recs if r.get("test") == "engine_cpu"]
+    print(("ok" if idle else "not ok") +
+          " - bench: the engine's idle CPU use was measured")
+    return 0
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--check":
+        return check(sys.argv[2])
+    if len(sys.argv) != 3:
+        sys.exit("usage: report.py RESULTS.jsonl OUTDIR")
+    meta, recs = load(sys.argv[1])
+    outdir = sys.argv[2]
+    os.makedirs(outdir, exist_ok=True)
+    t = Table(recs)
+    with open(os.path.join(outdir, "results.json"), "w") as f:
+        json.dump({"meta": meta, "records": recs}, f, indent=1)
+    out = ["# urdma benchmark results", "",
+           "Produced by `make bench` (bench/run.sh, bench/report.py); do not "
+           "edit. Every figure comes from one guest boot: urdma, rxe and siw "
+           "side by side, with the guest's own limits. Under QEMU TCG the "
+           "absolute numbers mean little; the ratios are the result. See "
+           "docs/performance.md for what they mean.", "",
+           f"- commit `{meta.get('commit', '?')}`, {meta.get('date', '?')}"
+           f"{' (quick smoke run)' if meta.get('quick') else ''}",
+           f"- kernel {meta.get('kernel', '?')}, {meta.get('cpus', '?')} vCPUs "
+           f"({meta.get('cpu', '?')}), netdev MTU {meta.get('mtu', '?')}",
+           "- bandwidth in MB/s (10^6 bytes/s; perftest's MiB/s converted), "
+           "latency in usec (perftest's t_typical); the limits are the "
+           "fastest copy of the guest (libc memcpy, rep movsq or rep movsb) "
+           "and a one-way shared-memory ping-pong between two processes "
+           "(bench/limits.cpp)",
+           "- kicks/iter: the system calls urdma's posters made to wake "
+           "the engine, per iteration (0 is pure kernel bypass)",
+           "- local path: server and client on one device; wire: urdma "
+           "to urdma over a veth pair, the far end in its own network "
+           "namespace", ""]
+    failed = [r for r in recs if r.get("error")]
+    if failed:
+        out.append(f"**{len(failed)} runs failed:** " + ", ".join(
+            f"{r['dev']}/{r['path']} {r['test']} {r['size']} x{r['qps']}"
+            for r in failed))
+        out.append("")
+    out += ["## Targets", ""]
+    targets(t, out)
+    out += ["", "## Bandwidth", "", "![bandwidth](bw.png)", ""]
+    bw_table(t, out)
+    out += ["", "## Latency", "", "![latency](lat.png)", ""]
+    lat_table(t, out)
+    out += ["", "## Message rate (ib_write_bw -s 64, Mpps)", ""]
+    rate_table(t, out)
+    note = plots(t, outdir)
+    if note:
+        out += ["", f"({note})"]
+    with open(os.path.join(outdir, "README.md"), "w") as f:
+        f.write("\n".join(out) + "\n")
+    print(f"report: {len(recs)} records, {len(failed)} failed runs -> "
+          f"{outdir}/README.md results.json bw.png lat.png")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

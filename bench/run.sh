@@ -1,0 +1,251 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# The guest side of make bench (scripts/bench.sh boots the guest): urdma,
+# rxe and siw side by side in one boot, and the guest's own limits.
+#
+#   bench/run.sh OUT.jsonl
+#
+# Writes one JSON object per measurement to OUT.jsonl and progress to
+# stderr.  Environment: URDMA_BENCH_QUICK=1 (a smoke run: two sizes, few
+# iterations), URDMA_SIW_KO (siw.ko to load; siw is left out without it),
+# URDMA_BENCH_LOGS (perftest outputs, default /tmp/bench-logs).
+#
+# Devices and paths (urdma-vm's veth mode: urdma0 on veth0 10.77.0.1):
+#   urdma  local  urdma0, server and client on it (the engine's local path)
+#   rxe    local  rxe0 on veth1 (10.77.0.2), server and client on it
+#   siw    local  siw0 on veth2 (10.78.0.1); iWARP: perftest -R (rdma_cm)
+#   urdma  wire   urdma_w0 on veth4 (10.79.0.1) to urdma_w1 on veth5
+#                 (10.79.0.2) in network namespace "wire": RoCEv2 packets
+#                 through the veth pair (docs/engine.md, the local path)
+# rxe has no wire path in one boot: its UDP socket exists only in the
+# initial namespace, and within it the IP layer carries a datagram to a
+# local address over lo, where no rxe device listens (docs/performance.md).
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/.." && pwd)
+# shellcheck source=tests/guest/lib.sh source-path=SCRIPTDIR/..
+. "$TOP/tests/guest/lib.sh"
+OUT=${1:?usage: run.sh OUT.jsonl}
+LOGS=${URDMA_BENCH_LOGS:-/tmp/bench-logs}
+LIMITS=$TOP/build/tests/urdma_limits
+QUICK=${URDMA_BENCH_QUICK:-0}
+mkdir -p "$LOGS"
+: >"$OUT"
+
+if [ "$QUICK" = 1 ]; then
+	BW_SIZES=(64 65536)
+	LAT_SIZES=(2 4096)
+	RATE_QPS=(1 4)
+	MANY_QPS=16
+	LAT_ITERS=100
+else
+	BW_SIZES=(2 64 1024 4096 65536 1048576)
+	LAT_SIZES=(2 64 1024 4096 65536)
+	RATE_QPS=(1 4 16)
+	MANY_QPS=1024
+	LAT_ITERS=1000
+fi
+BTMO=(timeout -k 5 300)
+PORT=19000
+FAILS=0
+
+say() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+emit() { echo "$1" >>"$OUT"; }
+
+# bw_iters SIZE: about 64 MiB per run (quick: 4 MiB), 64 to 5000 messages.
+bw_iters() {
+	local bytes=$((64 << 20)) n
+	[ "$QUICK" = 1 ] && bytes=$((4 << 20))
+	n=$((bytes / $1))
+	[ $n -gt 5000 ] && n=5000
+	[ $n -lt 64 ] && n=64
+	echo $n
+}
+
+# ---- devices ---------------------------------------------------------------
+
+declare -A SRV_PRE CLI_ADDR DEVARGS_S DEVARGS_C
+# Every netdev of the benchmark gets MTU 9000: a 4096-byte path MTU, as
+# RoCE is deployed (the local paths ignore it; rxe and the wire use it).
+MTU=9000
+setup_urdma() {
+	ip link set veth0 mtu $MTU && ip link set veth1 mtu $MTU || return 1
+	wait_gid_v4 urdma0 || { say "urdma0 has no IPv4 GID"; return 1; }
+	DEVARGS_S[urdma/local]="-d urdma0 -x $GIDIDX"
+	DEVARGS_C[urdma/local]="-d urdma0 -x $GIDIDX"
+	CLI_ADDR[urdma/local]=127.0.0.1
+}
+setup_rxe() {
+	rdma link add rxe0 type rxe netdev veth1 || return 1
+	wait_gid_v4 rxe0 || { say "rxe0 has no IPv4 GID"; return 1; }
+	DEVARGS_S[rxe/local]="-d rxe0 -x $GIDIDX"
+	DEVARGS_C[rxe/local]="-d rxe0 -x $GIDIDX"
+	CLI_ADDR[rxe/local]=127.0.0.1
+}
+setup_siw() {
+	[ -n "${URDMA_SIW_KO:-}" ] || { say "no URDMA_SIW_KO: siw left out"; return 1; }
+	modprobe libcrc32c && insmod "$URDMA_SIW_KO" || return 1
+	ip link add veth2 type veth peer name veth3 &&
+		ip link set veth2 mtu $MTU && ip link set veth3 mtu $MTU &&
+		ip addr add 10.78.0.1/24 dev veth2 &&
+		ip link set veth2 up && ip link set veth3 up &&
+		rdma link add siw0 type siw netdev veth2 || return 1
+	DEVARGS_S[siw/local]="-d siw0 -R"
+	DEVARGS_C[siw/local]="-d siw0 -R"
+	CLI_ADDR[siw/local]=10.78.0.1
+}
+setup_wire() {
+	ip link add veth4 type veth peer name veth5 &&
+		ip link set veth4 mtu $MTU && ip link set veth5 mtu $MTU &&
+		ip netns add wire && ip link set veth5 netns wire &&
+		ip addr add 10.79.0.1/24 dev veth4 && ip link set veth4 up &&
+		ip -n wire addr add 10.79.0.2/24 dev veth5 &&
+		ip -n wire link set veth5 up && ip -n wire link set lo up &&
+		rdma link add urdma_w0 type urdma netdev veth4 &&
+		ip netns exec wire rdma link add urdma_w1 type urdma netdev veth5 ||
+		return 1
+	wait_gid_v4 urdma_w1 || return 1
+	DEVARGS_S[urdma/wire]="-d urdma_w1 -x $GIDIDX"
+	SRV_PRE[urdma/wire]="ip netns exec wire"
+	wait_gid_v4 urdma_w0 || return 1
+	DEVARGS_C[urdma/wire]="-d urdma_w0 -x $GIDIDX"
+	CLI_ADDR[urdma/wire]=10.79.0.2
+}
+
+# ---- one perftest run --------------------------------------------------------
+
+# perf KEY TOOL SIZE QPS ITERS: runs TOOL on KEY (dev/path), emits a record.
+perf() {
+	local key=$1 tool=$2 size=$3 qps=$4 iters=$5 args log row kind rec
+	local dev=${key%/*} path=${key#*/} srv cli
+	log=$LOGS/${dev}-${path}-${tool}-${size}-q${qps}
+	kind=bw
+	[[ $tool == *_lat ]] && kind=lat
+	local kdev=${DEVARGS_C[$key]#-d } k0=0 k1
+	kdev=/sys/class/infiniband/${kdev%% *}/ports/1/hw_counters/kicks
+	for _ in 1 2 3 4 5; do
+		[ -r "$kdev" ] && read -r k0 <"$kdev"
+		PORT=$((PORT + 1))
+		args=(-p "$PORT" -F -n "$iters")
+		[[ $tool == ib_atomic_* ]] || args+=(-s "$size")
+		[ "$qps" -gt 1 ] && args+=(-q "$qps")
+		# shellcheck disable=SC2206 # word lists
+		srv=(${SRV_PRE[$key]:-} "${BTMO[@]}" "$tool" ${DEVARGS_S[$key]} "${args[@]}")
+		# shellcheck disable=SC2206
+		cli=("${BTMO[@]}" "$tool" ${DEVARGS_C[$key]} "${args[@]}" "${CLI_ADDR[$key]}")
+		pair_run "$log" "$PORT" ${#srv[@]} "${srv[@]}" "${cli[@]}"
+		# perftest 4.5's -R race with itself (tests/guest/t_perftest.sh);
+		# on iWARP (siw) the rejection carries ECONNREFUSED instead.
+		grep -q 'RDMA_CM_EVENT_REJECTED' "$log.client" && continue
+		row=$(grep -E "^[[:space:]]*${size}[[:space:]]+[0-9]+[[:space:]]+([0-9]|inf|-?nan)" "$log.client" | tail -n 1)
+		# Under TCG perftest's CPU-frequency calibration sometimes
+		# fails, and its figures come out inf or nan: measure again.
+		[[ $row == *inf* || $row == *nan* ]] || break
+	done
+	if [ "$PAIR_SRC" != 0 ] || [ "$PAIR_CRC" != 0 ] || [ -z "$row" ]; then
+		mkdir -p "$TOP/build/bench/failed"
+		cp "$log".* "$TOP/build/bench/failed/"
+		say "FAILED: $key $tool -s $size -q $qps (server $PAIR_SRC, client $PAIR_CRC; build/bench/failed/${log##*/}.*)"
+		FAILS=$((FAILS + 1))
+		emit "{\"dev\":\"$dev\",\"path\":\"$path\",\"test\":\"${tool#ib_}\",\"size\":$size,\"qps\":$qps,\"error\":true}"
+		return 1
+	fi
+	# bw: #bytes #iterations peak avg[MiB/s] rate[Mpps]
+	# lat: #bytes #iterations t_min t_max t_typical t_avg ...  (usec)
+	# shellcheck disable=SC2086
+	set -- $row
+	if [ $kind = bw ]; then
+		rec="\"mibps\":$4,\"mpps\":$5"
+	else
+		rec="\"usec\":$5,\"usec_avg\":$6"
+	fi
+	rec=${rec//inf/null}
+	rec=${rec//-nan/null}
+	rec=${rec//nan/null}
+	# urdma: the engine's wake-ups asked for by posters (system calls).
+	if [ -r "$kdev" ]; then
+		read -r k1 <"$kdev"
+		rec+=",\"kicks\":$((k1 - k0))"
+	fi
+	emit "{\"dev\":\"$dev\",\"path\":\"$path\",\"test\":\"${tool#ib_}\",\"size\":$size,\"qps\":$qps,\"iters\":$iters,$rec}"
+	say "$key ${tool#ib_} $size B${qps:+ x$qps QP}: $rec"
+}
+
+# matrix KEY: the bandwidth, latency and message-rate tests on one device.
+matrix() {
+	local key=$1 t s q
+	for t in write_bw read_bw send_bw; do
+		for s in "${BW_SIZES[@]}"; do
+			perf "$key" "ib_$t" "$s" 1 "$(bw_iters "$s")"
+		done
+	done
+	for t in write_lat send_lat read_lat atomic_lat; do
+		[[ $key == siw/* && $t == atomic_* ]] && continue	# siw: no atomics
+		if [ $t = atomic_lat ]; then
+			perf "$key" ib_atomic_lat 8 1 "$LAT_ITERS"
+			continue
+		fi
+		for s in "${LAT_SIZES[@]}"; do
+			perf "$key" "ib_$t" "$s" 1 "$LAT_ITERS"
+		done
+	done
+	for q in "${RATE_QPS[@]}"; do
+		# One QP at 64 B is the bandwidth matrix's run.
+		[ "$q" = 1 ] && [[ " ${BW_SIZES[*]} " == *" 64 "* ]] && continue
+		perf "$key" ib_write_bw 64 "$q" "$(bw_iters 64)"
+	done
+}
+
+# engine_idle_cpu: the engine threads' CPU use, in percent of one CPU, over
+# 5 s that start 1 s after the last work (well past the polling window).
+engine_idle_cpu() {
+	local pids tck t0=0 t1=0 p f
+	pids=$(pgrep '^urdma/')
+	[ -n "$pids" ] || return 1
+	tck=$(getconf CLK_TCK)
+	sleep 1
+	for p in $pids; do
+		read -ra f <"/proc/$p/stat"
+		t0=$((t0 + f[13] + f[14]))
+	done
+	sleep 5
+	for p in $pids; do
+		read -ra f <"/proc/$p/stat"
+		t1=$((t1 + f[13] + f[14]))
+	done
+	emit "{\"dev\":\"urdma\",\"path\":\"idle\",\"test\":\"engine_cpu\",\"threads\":$(wc -w <<<"$pids"),\"cpu_pct\":$(awk -v d=$((t1 - t0)) -v t="$tck" 'BEGIN { printf "%.2f", 100 * d / (5 * t) }')}"
+	say "engine CPU while idle: $(tail -n 1 "$OUT")"
+}
+
+# ---- the run -------------------------------------------------------------------
+
+say "limits: memcpy and shared-memory ping-pong"
+for s in "${BW_SIZES[@]}"; do
+	"$LIMITS" memcpy "$s" | sed 's/^{/{"dev":"limit","path":"local",/' >>"$OUT"
+done
+"$LIMITS" pingpong "${LAT_SIZES[@]}" -n $((LAT_ITERS * 20)) |
+	sed 's/^{/{"dev":"limit","path":"local",/' >>"$OUT"
+emit "{\"meta\":true,\"kernel\":\"$(uname -r)\",\"cpus\":$(nproc),\"cpu\":\"$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)\",\"quick\":$QUICK,\"commit\":\"${URDMA_BENCH_COMMIT:-unknown}\",\"date\":\"$(date -u +%FT%TZ)\",\"mtu\":$MTU}"
+
+KEYS=()
+for key in urdma/local rxe/local siw/local urdma/wire; do
+	setup=setup_${key%/*}
+	[ "$key" = urdma/wire ] && setup=setup_wire
+	if $setup; then
+		KEYS+=("$key")
+	else
+		say "$key: setup failed or left out"
+		FAILS=$((FAILS + 1))
+	fi
+done
+for key in "${KEYS[@]}"; do
+	say "== $key"
+	matrix "$key"
+done
+say "== urdma/local: $MANY_QPS QPs against 1"
+perf urdma/local ib_write_bw 65536 1 "$(bw_iters 65536)"
+# perftest wants at least 16 messages per QP.
+perf urdma/local ib_write_bw 65536 "$MANY_QPS" $(( $(bw_iters 65536) / MANY_QPS > 16 ? $(bw_iters 65536) / MANY_QPS : 16 ))
+engine_idle_cpu || { say "no engine threads found"; FAILS=$((FAILS + 1)); }
+say "done: $(grep -c . "$OUT") records, $FAILS failed runs"
+[ $FAILS -eq 0 ]
