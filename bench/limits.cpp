@@ -3,8 +3,9 @@
 // benchmarks in the same boot (make bench).
 //
 //   urdma_limits memcpy SIZE...   copy bandwidth, MB/s (10^6 bytes/s): the
-//                                 fastest of libc memcpy, rep movsq, rep movsb;
-//                                 and the kernel's memcpy loop without ERMS
+//                                 fastest of libc memcpy, rep movsq, rep movsb
+//                                 and the loop the kernel's memcpy() runs
+//                                 without FSRM (also reported on its own)
 //   urdma_limits pingpong SIZE... cross-process shared-memory ping-pong:
 //                                 one-way latency in usec (half a round trip)
 //
@@ -69,9 +70,9 @@ void clobber(void *p)
 	asm volatile("" : : "r"(p) : "memory");
 }
 
-// The copies measured; the fastest is the limit.  Under QEMU TCG glibc's
-// vector memcpy is emulated instruction by instruction and can be slower
-// than the string instructions the kernel copies with, so both are tried.
+// The copies measured; the fastest is the limit.  Under QEMU TCG each is
+// emulated instruction by instruction, and which one wins depends on the
+// size (glibc's vector memcpy, the string instructions, or a plain loop).
 void copy_rep_movsq(char *dst, const char *src, size_t n)
 {
 	size_t q = n / 8;
@@ -90,10 +91,10 @@ void copy_libc(char *dst, const char *src, size_t n)
 	std::memcpy(dst, src, n);
 }
 
-// The loop the x86-64 kernel's memcpy() runs on a CPU without FSRM or
-// ERMS (memcpy_orig in arch/x86/lib/memcpy_64.S: four 8-byte loads and
-// stores per iteration), as QEMU's TCG CPU models are: what urdma's engine
-// copies with there.
+// The loop the x86-64 kernel's memcpy() runs on a CPU without FSRM
+// (memcpy_orig in arch/x86/lib/memcpy_64.S: four 8-byte loads and stores
+// per iteration), as QEMU's TCG CPU models are: what urdma's engine copies
+// with there.
 void copy_kernel_style(char *dst, const char *src, size_t n)
 {
 	auto *d = reinterpret_cast<unsigned long *>(dst);
@@ -126,6 +127,7 @@ const CopyFn copies[] = {
 	{ "memcpy", copy_libc },
 	{ "rep_movsq", copy_rep_movsq },
 	{ "rep_movsb", copy_rep_movsb },
+	{ "kernel_style", copy_kernel_style },
 };
 
 double copy_mbps(const CopyFn &c, char *dst, const char *src, size_t size)

@@ -56,7 +56,7 @@ class Table:
         return None if v is None else v * MIB / 1e6
 
     def kcopy(self, size):
-        """MB/s of the kernel's memcpy loop on a CPU without ERMS/FSRM."""
+        """MB/s of the kernel's memcpy loop on a CPU without FSRM."""
         return self.get("limit", "local", "memcpy", size, 1,
                         "kernel_style_mbps")
 
@@ -165,7 +165,7 @@ def targets(t, out):
     r = None if None in (u, k) else u / k
     add("64 KiB ib_write_bw vs the kernel's copy loop",
         fmt(r and 100 * r, 0) + "%", "(context)", None,
-        "urdma / the loop the kernel's memcpy() runs without ERMS")
+        "urdma / the loop the kernel's memcpy() runs without FSRM")
     for test, goal in (("write_lat", 0.1), ("send_lat", 0.1),
                        ("read_lat", 0.2)):
         u = t.lat("urdma", "local", test, 2)
@@ -203,6 +203,31 @@ def targets(t, out):
     return rows
 
 
+def plot(plt, tests, sizes, value, limit_label, ylabel, path):
+    """One figure, a panel per test: value(dev, path, test, size) vs size."""
+    styles = {("urdma", "local"): "o-", ("urdma", "wire"): "o--",
+              ("rxe", "local"): "s-", ("siw", "local"): "^-",
+              ("limit", "local"): "k:"}
+    fig, axes = plt.subplots(1, len(tests), figsize=(15, 4.5))
+    for ax, test in zip(axes, tests):
+        for d, p in SERIES + [("limit", "local")]:
+            pts = [(s, value(d, p, test, s)) for s in sizes]
+            pts = [q for q in pts if q[1]]  # no None, no 0 on a log scale
+            if pts:
+                label = limit_label if d == "limit" else f"{d} {p}"
+                ax.plot(*zip(*pts), styles[(d, p)], label=label)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(f"ib_{test}")
+        ax.set_xlabel("message size (bytes)")
+        ax.set_ylabel(ylabel)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+
+
 def plots(t, outdir):
     try:
         import matplotlib
@@ -210,52 +235,10 @@ def plots(t, outdir):
         import matplotlib.pyplot as plt
     except ImportError:
         return "no matplotlib (python3-matplotlib): no plots"
-    styles = {("urdma", "local"): "o-", ("urdma", "wire"): "o--",
-              ("rxe", "local"): "s-", ("siw", "local"): "^-"}
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
-    for ax, test in zip(axes, BW_TESTS):
-        sizes = t.sizes(BW_TESTS)
-        for d, p in SERIES:
-            ys = [t.bw(d, p, test, s) for s in sizes]
-            pts = [(s, y) for s, y in zip(sizes, ys) if y is not None]
-            if pts:
-                ax.plot(*zip(*pts), styles[(d, p)], label=f"{d} {p}")
-        pts = [(s, t.bw("limit", "local", test, s)) for s in sizes]
-        pts = [p for p in pts if p[1] is not None]
-        if pts:
-            ax.plot(*zip(*pts), "k:", label="memcpy")
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_title(f"ib_{test}")
-        ax.set_xlabel("message size (bytes)")
-        ax.set_ylabel("MB/s")
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0].legend()
-    fig.tight_layout()
-    fig.savefig(os.path.join(outdir, "bw.png"), dpi=80)
-    plt.close(fig)
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
-    for ax, test in zip(axes, LAT_TESTS[:3]):
-        sizes = t.sizes(LAT_TESTS[:3])
-        for d, p in SERIES:
-            pts = [(s, t.lat(d, p, test, s)) for s in sizes]
-            pts = [q for q in pts if q[1] is not None]
-            if pts:
-                ax.plot(*zip(*pts), styles[(d, p)], label=f"{d} {p}")
-        pts = [(s, t.lat("limit", "local", test, s)) for s in sizes]
-        pts = [q for q in pts if q[1] is not None]
-        if pts:
-            ax.plot(*zip(*pts), "k:", label="shm ping-pong")
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_title(f"ib_{test}")
-        ax.set_xlabel("message size (bytes)")
-        ax.set_ylabel("usec (typical)")
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0].legend()
-    fig.tight_layout()
-    fig.savefig(os.path.join(outdir, "lat.png"), dpi=80)
-    plt.close(fig)
+    plot(plt, BW_TESTS, t.sizes(BW_TESTS), t.bw, "memcpy", "MB/s",
+         os.path.join(outdir, "bw.png"))
+    plot(plt, LAT_TESTS[:3], t.sizes(LAT_TESTS[:3]), t.lat, "shm ping-pong",
+         "usec (typical)", os.path.join(outdir, "lat.png"))
     return None
 
 
@@ -299,7 +282,9 @@ def main():
            f"netdev MTU {meta.get('mtu', '?')}",
            "- bandwidth in MB/s (10^6 bytes/s; perftest's MiB/s converted), "
            "latency in usec (perftest's t_typical); the limits are the "
-           "fastest copy of the guest (libc memcpy, rep movsq or rep movsb) "
+           "fastest copy of the guest (libc memcpy, rep movsq, rep movsb or "
+           "the loop the kernel's memcpy() runs without FSRM, which is "
+           "also shown on its own as \"kernel copy\") "
            "and a one-way shared-memory ping-pong between two processes "
            "(bench/limits.cpp)",
            "- kicks/iter: the system calls urdma's posters made to wake "
