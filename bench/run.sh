@@ -159,6 +159,7 @@ perf() {
 		mkdir -p "$TOP/build/bench/failed"
 		cp "$log".* "$TOP/build/bench/failed/"
 		say "FAILED: $key $tool -s $size -q $qps (server $PAIR_SRC, client $PAIR_CRC; build/bench/failed/${log##*/}.*)"
+		[ -n "${PERF_QUIET:-}" ] && return 1
 		FAILS=$((FAILS + 1))
 		emit "{\"dev\":\"$dev\",\"path\":\"$path\",\"test\":\"${tool#ib_}\",\"size\":$size,\"qps\":$qps,\"error\":true}"
 		return 1
@@ -169,8 +170,10 @@ perf() {
 	set -- $row
 	if [ $kind = bw ]; then
 		rec="\"mibps\":$4,\"mpps\":$5"
+		PERF_VAL=$4
 	else
 		rec="\"usec\":$5,\"usec_avg\":$6"
+		PERF_VAL=$5
 	fi
 	[ $fails -gt 0 ] && rec+=",\"failed_tries\":$fails"
 	rec=${rec//inf/null}
@@ -181,32 +184,55 @@ perf() {
 		read -r k1 <"$kdev"
 		rec+=",\"kicks\":$((k1 - k0))"
 	fi
-	emit "{\"dev\":\"$dev\",\"path\":\"$path\",\"test\":\"${tool#ib_}\",\"size\":$size,\"qps\":$qps,\"iters\":$iters,$rec}"
+	PERF_LAST="{\"dev\":\"$dev\",\"path\":\"$path\",\"test\":\"${tool#ib_}\",\"size\":$size,\"qps\":$qps,\"iters\":$iters,$rec}"
 	say "$key ${tool#ib_} $size B${qps:+ x$qps QP}: $rec"
+	[ -n "${PERF_QUIET:-}" ] || emit "$PERF_LAST"
+}
+
+# perf3 KEY TOOL SIZE QPS ITERS: the median of three runs, for the figures
+# the targets use: one run in this guest varies by tens of percent with
+# where the scheduler puts the engine and the pollers.
+perf3() {
+	local lines=() vals=() i m
+	for i in 1 2 3; do
+		PERF_QUIET=1 perf "$@" || continue
+		lines+=("$PERF_LAST")
+		vals+=("$PERF_VAL $((${#lines[@]} - 1))")
+	done
+	if [ ${#lines[@]} -eq 0 ]; then
+		perf "$@"	# records the failure
+		return
+	fi
+	m=$(printf '%s\n' "${vals[@]}" | sort -g | sed -n "$(( (${#vals[@]} + 1) / 2 ))p")
+	emit "${lines[${m#* }]%\}},\"runs\":${#lines[@]}}"
 }
 
 # matrix KEY: the bandwidth, latency and message-rate tests on one device.
 matrix() {
-	local key=$1 t s q
+	local key=$1 t s q run
 	for t in write_bw read_bw send_bw; do
 		for s in "${BW_SIZES[@]}"; do
-			perf "$key" "ib_$t" "$s" 1 "$(bw_iters "$s")"
+			run=perf
+			[ "$s" = 65536 ] && run=perf3
+			$run "$key" "ib_$t" "$s" 1 "$(bw_iters "$s")"
 		done
 	done
 	for t in write_lat send_lat read_lat atomic_lat; do
 		[[ $key == siw/* && $t == atomic_* ]] && continue	# siw: no atomics
 		if [ $t = atomic_lat ]; then
-			perf "$key" ib_atomic_lat 8 1 "$LAT_ITERS"
+			perf3 "$key" ib_atomic_lat 8 1 "$LAT_ITERS"
 			continue
 		fi
 		for s in "${LAT_SIZES[@]}"; do
-			perf "$key" "ib_$t" "$s" 1 "$LAT_ITERS"
+			run=perf
+			[ "$s" = 2 ] && run=perf3
+			$run "$key" "ib_$t" "$s" 1 "$LAT_ITERS"
 		done
 	done
 	for q in "${RATE_QPS[@]}"; do
 		# One QP at 64 B is the bandwidth matrix's run.
 		[ "$q" = 1 ] && [[ " ${BW_SIZES[*]} " == *" 64 "* ]] && continue
-		perf "$key" ib_write_bw 64 "$q" "$(bw_iters 64)"
+		perf3 "$key" ib_write_bw 64 "$q" "$(bw_iters 64)"
 	done
 }
 
@@ -257,9 +283,8 @@ for key in "${KEYS[@]}"; do
 	matrix "$key"
 done
 say "== urdma/local: $MANY_QPS QPs against 1"
-perf urdma/local ib_write_bw 65536 1 "$(bw_iters 65536)"
-# perftest wants at least 16 messages per QP.
-perf urdma/local ib_write_bw 65536 "$MANY_QPS" $(( $(bw_iters 65536) / MANY_QPS > 16 ? $(bw_iters 65536) / MANY_QPS : 16 ))
+# (One QP: the matrix's run.)  perftest wants at least 16 messages per QP.
+perf3 urdma/local ib_write_bw 65536 "$MANY_QPS" $(( $(bw_iters 65536) / MANY_QPS > 16 ? $(bw_iters 65536) / MANY_QPS : 16 ))
 perf urdma/local ib_write_bw 65536 4 "$(bw_iters 65536)"
 engine_idle_cpu || { say "no engine threads found"; FAILS=$((FAILS + 1)); }
 
