@@ -26,18 +26,24 @@ hash=$( { cat "$MODDIR/modules.order" 2>/dev/null; cat "${kos[@]}"; } |
 	sha256sum | cut -c1-12)
 root=$CACHE/depmod/$KVER-$hash
 if [ ! -f "$root/.done" ]; then
-	rm -rf "$root"
-	mkdir -p "$root/lib/modules"
+	# Built aside and renamed into place: another run may be using the
+	# cache at the same time.
+	tmp=$root.tmp.$$
+	rm -rf "$tmp"
+	mkdir -p "$tmp/lib/modules"
 	# A hard-link (or symlink, across file systems) copy of the tree.
-	cp -al "$MODDIR" "$root/lib/modules/$KVER" 2>/dev/null ||
-		cp -as "$(realpath "$MODDIR")" "$root/lib/modules/$KVER"
-	rm -rf "$root/lib/modules/$KVER/updates"
-	mkdir -p "$root/lib/modules/$KVER/updates"
-	cp "${kos[@]}" "$root/lib/modules/$KVER/updates/"
-	depmod -b "$root" "$KVER"
-	touch "$root/.done"
-	# Keep the cache small: drop indexes of older module builds.
-	find "$CACHE/depmod" -maxdepth 1 -name "$KVER-*" ! -name "$KVER-$hash" \
-		-exec rm -rf {} + 2>/dev/null || true
+	cp -al "$MODDIR" "$tmp/lib/modules/$KVER" 2>/dev/null ||
+		cp -as "$(realpath "$MODDIR")" "$tmp/lib/modules/$KVER"
+	rm -rf "$tmp/lib/modules/$KVER/updates"
+	mkdir -p "$tmp/lib/modules/$KVER/updates"
+	cp "${kos[@]}" "$tmp/lib/modules/$KVER/updates/"
+	depmod -b "$tmp" "$KVER"
+	touch "$tmp/.done"
+	mv -T "$tmp" "$root" 2>/dev/null || rm -rf "$tmp"
 fi
+touch "$root"
+# Keep the cache small: drop the indexes of module builds unused for a day
+# (not at once: a run for another build may still be using its index).
+find "$CACHE/depmod" -mindepth 1 -maxdepth 1 -name "$KVER-*" ! -name "$KVER-$hash" \
+	-mmin +1440 -exec rm -rf {} + 2>/dev/null || true
 echo "$root/lib/modules/$KVER"
