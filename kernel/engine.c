@@ -20,6 +20,21 @@
  * a slice for the WQE the process is about to post.  Asleep, it is woken
  * by the poster's kick and runs at once (wake-up preemption).
  *
+ * Kicks run passes.  A kick comes from a poster's system call, in process
+ * context.  Rather than wake the thread, which costs a wake-up and two
+ * context switches on a CPU that a polling application may want, the kick
+ * makes the passes itself while the thread sleeps, as rxe runs its
+ * requester in the poster's system call (kick_runs=0 turns this off).
+ * Whoever makes passes holds @run; the thread drops it only to sleep.  The
+ * asleep flag stays set meanwhile, so a post that races with the kicker
+ * kicks too; that kick finds @run taken and wakes the thread, which waits
+ * for @run and carries on.  A kicker that leaves work, a timer or a frame
+ * behind wakes the thread as well, and so does one whose thread last went
+ * to sleep with its CPU to itself: it polls for the posts that follow, so
+ * that a poller with a CPU to spare makes no more system calls.  A thread
+ * that yielded its CPU to another task the last times it slept is left
+ * asleep for up to URDMA_CONTENDED_US, as the kicks make the passes.
+ *
  * Quiescence.  A pass may hold pointers to any QP, CQ, SRQ, MR, MW or
  * device it looked up, on this device or, on the local path, on another.
  * Whoever destroys such an object first unpublishes it (takes it off the
@@ -53,6 +68,11 @@ module_param(poll_max_us, uint, 0644);
 MODULE_PARM_DESC(poll_max_us,
 		 "upper bound of the adaptive polling window (default 2000)");
 
+static bool kick_runs = true;
+module_param(kick_runs, bool, 0644);
+MODULE_PARM_DESC(kick_runs,
+		 "a kick runs the sleeping engine's passes in the kicker's system call (default Y)");
+
 static char *engine_cpus;
 module_param(engine_cpus, charp, 0444);
 MODULE_PARM_DESC(engine_cpus,
@@ -61,6 +81,14 @@ MODULE_PARM_DESC(engine_cpus,
 #define URDMA_ENGINES_MAX	16
 /* Received frames an engine handles per pass. */
 #define URDMA_RX_BUDGET		64
+/* Passes a kick makes at most before it leaves the rest to the thread. */
+#define URDMA_KICK_PASSES	4
+/*
+ * A thread that yielded its CPU to another task this many times in a row
+ * is left asleep, while kicks make the passes, for this long.
+ */
+#define URDMA_CONTENDED_SLEEPS	2
+#define URDMA_CONTENDED_US	2000
 
 /* Every engine thread of every device; urdma_engine_sync() walks it. */
 static LIST_HEAD(urdma_engines);
@@ -205,12 +233,82 @@ void urdma_engine_sync(void)
  * asleep.  The flag drops at once, so that posts racing with the wake-up do
  * not kick again; the thread makes a full pass before it can set it again.
  */
-void urdma_engine_kick(struct urdma_engine *eng)
+static void urdma_engine_rouse(struct urdma_engine *eng)
 {
-	atomic64_inc(&eng->kicks);
 	WRITE_ONCE(eng->state->asleep, 0);
 	WRITE_ONCE(eng->kicked, true);
 	wake_up_process(eng->task);
+}
+
+void urdma_engine_kick(struct urdma_engine *eng)
+{
+	atomic64_inc(&eng->kicks);
+	urdma_engine_rouse(eng);
+}
+
+static int urdma_engine_pass(struct urdma_engine *eng);
+
+/*
+ * The thread found its CPU wanted by another task the last few times it
+ * went to sleep, the last of them not long ago: polling would only
+ * compete with the pollers.  A task that passes through its CPU once
+ * (a kworker, say) does not count.  Nor does a poster that kicks again
+ * and again: a ping-pong's two sides take turns, while a lone poster
+ * that kicks at every post is one that the thread, polling, would save
+ * the system calls.
+ */
+static bool urdma_engine_contended(struct urdma_engine *eng)
+{
+	return eng->contended >= URDMA_CONTENDED_SLEEPS &&
+	       eng->same_kicker < URDMA_CONTENDED_SLEEPS &&
+	       ktime_us_delta(ktime_get(), eng->contended_at) <
+	       URDMA_CONTENDED_US;
+}
+
+/* Count the kicks in a row from the current task (compared, never used). */
+static void urdma_engine_note_kicker(struct urdma_engine *eng)
+{
+	if (eng->last_kicker == current) {
+		eng->same_kicker = min(eng->same_kicker + 1, 255);
+	} else {
+		eng->last_kicker = current;
+		eng->same_kicker = 0;
+	}
+}
+
+/**
+ * urdma_engine_kick_user - a kick from user space: a zero-WR post
+ * @eng: the engine of the QP posted to
+ * @send: it follows a post to a send queue (else to a receive queue)
+ *
+ * Process context, no locks held.  Runs the engine's passes here if the
+ * thread has let go of @run (it sleeps); see "Kicks run passes" above.
+ * The thread is woken as well unless nothing is left for it and it would
+ * only compete for a CPU (urdma_engine_contended()).
+ */
+void urdma_engine_kick_user(struct urdma_engine *eng, bool send)
+{
+	int work, passes = 0;
+	bool wake;
+
+	if (!READ_ONCE(kick_runs) || !mutex_trylock(&eng->run)) {
+		urdma_engine_kick(eng);
+		return;
+	}
+	atomic64_inc(&eng->kicks);
+	eng->cnt[URDMA_CNT_KICK_RUNS]++;
+	/* A ping-pong's side reposts its receive, then sends. */
+	if (send)
+		urdma_engine_note_kicker(eng);
+	do {
+		work = urdma_engine_pass(eng);
+	} while (work && ++passes < URDMA_KICK_PASSES);
+	wake = work || eng->deadline != KTIME_MAX ||
+	       !skb_queue_empty_lockless(&eng->rxq) ||
+	       !urdma_engine_contended(eng);
+	mutex_unlock(&eng->run);
+	if (wake)
+		urdma_engine_rouse(eng);
 }
 
 /* After kernel posting: kick only if the engine sleeps (doorbell elision). */
@@ -227,11 +325,8 @@ void urdma_engine_wake(struct urdma_engine *eng)
 {
 	/* The queued frame before the flag; pairs with urdma_engine_sleep. */
 	smp_mb();
-	if (READ_ONCE(eng->state->asleep)) {
-		WRITE_ONCE(eng->state->asleep, 0);
-		WRITE_ONCE(eng->kicked, true);
-		wake_up_process(eng->task);
-	}
+	if (READ_ONCE(eng->state->asleep))
+		urdma_engine_rouse(eng);
 }
 
 u64 urdma_engine_counter(struct urdma_dev *udev, enum urdma_counter c)
@@ -310,6 +405,8 @@ static int urdma_engine_sleep(struct urdma_engine *eng)
 		eng->cnt[URDMA_CNT_SLEEPS]++;
 		WRITE_ONCE(eng->kicked, false);
 		slept_at = ktime_get();
+		/* Kicks may make passes while the thread sleeps. */
+		mutex_unlock(&eng->run);
 		if (eng->deadline == KTIME_MAX) {
 			schedule();
 		} else {
@@ -318,6 +415,8 @@ static int urdma_engine_sleep(struct urdma_engine *eng)
 			schedule_hrtimeout_range(&t, 50 * NSEC_PER_USEC,
 						 HRTIMER_MODE_ABS);
 		}
+		__set_current_state(TASK_RUNNING);
+		mutex_lock(&eng->run);
 		urdma_engine_adapt(eng, slept_at);
 	}
 	__set_current_state(TASK_RUNNING);
@@ -330,17 +429,22 @@ static int urdma_engine_thread(void *arg)
 	struct urdma_engine *eng = arg;
 	ktime_t last_work = ktime_get();
 
+	mutex_lock(&eng->run);
 	while (!kthread_should_stop()) {
 		int work = urdma_engine_pass(eng);
 		ktime_t now = ktime_get();
+		bool alone = single_task_running();
 
 		if (work) {
 			last_work = now;
 		} else if (eng->deadline != KTIME_MAX &&
 			   ktime_before(eng->deadline, now)) {
 			/* A timer is due: the next pass handles it. */
-		} else if (!single_task_running() ||
+		} else if (!alone ||
 			   ktime_us_delta(now, last_work) >= eng->window_us) {
+			eng->contended = alone ? 0 :
+					 min(eng->contended + 1, 255);
+			eng->contended_at = now;
 			urdma_engine_sleep(eng);
 			last_work = ktime_get();
 		} else {
@@ -348,6 +452,7 @@ static int urdma_engine_thread(void *arg)
 		}
 		cond_resched();
 	}
+	mutex_unlock(&eng->run);
 	return 0;
 }
 
@@ -428,6 +533,7 @@ int urdma_engines_start(struct urdma_dev *udev)
 		eng->state = (struct urdma_engine_state *)
 			page_address(udev->state_page) + i;
 		spin_lock_init(&eng->lock);
+		mutex_init(&eng->run);
 		INIT_LIST_HEAD(&eng->qps);
 		init_waitqueue_head(&eng->pass_wq);
 		skb_queue_head_init(&eng->rxq);

@@ -10,6 +10,7 @@
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -43,6 +44,7 @@ enum urdma_counter {
 	URDMA_CNT_READ_GAPS,	/* requester: READs asked again after a gap */
 	URDMA_CNT_SEQ_NAKS_SENT, /* responder: sequence NAKs sent */
 	URDMA_CNT_DUP_REQS,	/* responder: duplicate requests seen */
+	URDMA_CNT_KICK_RUNS,	/* kicks served in the kicker's system call */
 	URDMA_NUM_COUNTERS
 };
 
@@ -51,6 +53,11 @@ enum urdma_counter {
  * @udev:	its device.
  * @idx:	its index; user space finds its state at state page entry @idx.
  * @task:	the kthread.
+ * @run:	held by whoever makes passes: the thread whenever it is not
+ *		asleep, or a user kick that runs them in its system call
+ *		(urdma_engine_kick_user()).  It guards @scratch, @deadline,
+ *		@contended, @contended_at, @last_kicker,
+ *		@same_kicker, @pass_seq's changes and @cnt.
  * @state:	its entry in the device's state page (mapped read-only into
  *		every user context): asleep is set while the thread sleeps.
  * @lock:	serializes changes to @qps (list_add_rcu/list_del_rcu).
@@ -63,17 +70,23 @@ enum urdma_counter {
  * @deadline:	the earliest RNR or retry timer seen in the last pass.
  * @window_us:	the current polling window (adaptive, engine.c).
  * @kicked:	a kick arrived since the thread last went to sleep.
+ * @contended:	how many times in a row the thread went to sleep because
+ *		another task wanted its CPU (0: it last slept for want of work).
+ * @contended_at: when it last went to sleep.
+ * @last_kicker: the task whose kick last ran passes (only compared).
+ * @same_kicker: how many kicks in a row before this one came from it.
  * @scratch:	the thread's copies of WQEs and its scatter lists.
  * @rxq:	RoCEv2 frames for this engine's QPs, from the receive handler.
  * @kicks:	URDMA_CNT_KICKS, counted by whoever kicks.
  * @rx_dropped:	frames the receive handler dropped (queue full, runt).
- * @cnt:	the other counters; written by the thread only.
+ * @cnt:	the other counters; written under @run only.
  * @node:	in the module's list of engines (engine.c).
  */
 struct urdma_engine {
 	struct urdma_dev *udev;
 	unsigned int idx;
 	struct task_struct *task;
+	struct mutex run;		/* see above */
 	struct urdma_engine_state *state;
 	spinlock_t lock;		/* see above */
 	struct list_head qps;
@@ -82,6 +95,10 @@ struct urdma_engine {
 	ktime_t deadline;
 	unsigned int window_us;
 	bool kicked;
+	u8 contended;
+	u8 same_kicker;
+	ktime_t contended_at;
+	const struct task_struct *last_kicker;
 	struct urdma_scratch *scratch;
 	struct sk_buff_head rxq;
 	atomic64_t kicks;
@@ -96,6 +113,7 @@ void urdma_engine_attach(struct urdma_qp *qp);
 void urdma_engine_detach(struct urdma_qp *qp);
 void urdma_engine_sync(void);
 void urdma_engine_kick(struct urdma_engine *eng);
+void urdma_engine_kick_user(struct urdma_engine *eng, bool send);
 void urdma_engine_notify(struct urdma_engine *eng);
 void urdma_engine_wake(struct urdma_engine *eng);
 u64 urdma_engine_counter(struct urdma_dev *udev, enum urdma_counter c);

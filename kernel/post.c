@@ -196,7 +196,7 @@ int urdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad_wr = wr;
 			return -EINVAL;
 		}
-		urdma_engine_kick(qp->eng);
+		urdma_engine_kick_user(qp->eng, true);
 		return 0;
 	}
 	state = READ_ONCE(qp->attr.qp_state);
@@ -291,7 +291,7 @@ int urdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			*bad_wr = wr;
 			return -EINVAL;
 		}
-		urdma_engine_kick(qp->eng);
+		urdma_engine_kick_user(qp->eng, false);
 		return 0;
 	}
 	if (ibqp->srq || READ_ONCE(qp->attr.qp_state) == IB_QPS_RESET) {

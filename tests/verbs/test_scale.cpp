@@ -3,13 +3,15 @@
 // Data-path conformance at scale: four threads posting concurrently on
 // their own QP pairs and CQs with integrity checks, 1,024 QPs with
 // traffic on every one, and the doorbell: sustained posting needs at most
-// one kick (syscall) per 100 posts, read from the device's hw counters.
+// one kick (syscall) per 100 posts, read from the device's hw counters,
+// and a kick to a sleeping engine executes the WQE before it returns.
 #include "datapath.hpp"
 #include "traffic.hpp"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <random>
@@ -288,6 +290,144 @@ TEST_F(DataScale, SustainedPostingKicksAtMostOncePer100Posts)
 		<< "more than one kick per 100 posts";
 	EXPECT_GE(wqes, kPosts) << "the engine counted fewer WQEs than posted";
 	EXPECT_EQ(first_diff(dst.data(), src.data(), 64 * 64), -1);
+}
+
+/*
+ * Kicks run the engine's passes (kernel/engine.c, "Kicks run passes"):
+ * when a post finds the engine asleep, its kick executes the WQE in the
+ * poster's system call, so the completion is there when ibv_post_send
+ * returns.  With kick_runs=N the kick wakes the thread instead, and the
+ * WQE completes a moment later.  Which posts kicked is read from the hw
+ * counters in sysfs (a quicker read than `rdma statistic`).
+ */
+class KickRuns : public DataScale {
+protected:
+	static std::string counter_path(const std::string &name)
+	{
+		return "/sys/class/infiniband/" + device_name() +
+		       "/ports/1/hw_counters/" + name;
+	}
+	static long long counter(const std::string &name)
+	{
+		std::ifstream f(counter_path(name));
+		long long v = -1;
+		return f >> v ? v : -1;
+	}
+	static std::string param()
+	{
+		std::ifstream f(kParam);
+		std::string v;
+		return f >> v ? v : "";
+	}
+	static bool set_param(const char *v)
+	{
+		std::ofstream f(kParam);
+		return f << v << std::endl ? true : false;
+	}
+	void SetUp() override
+	{
+		ASSERT_NO_FATAL_FAILURE(DataScale::SetUp());
+		if (counter("kick_runs") < 0 || param().empty())
+			GTEST_SKIP() << counter_path("kick_runs") << " or "
+				     << kParam << " is missing (not urdma)";
+		saved_ = param();
+	}
+	void TearDown() override
+	{
+		if (!saved_.empty()) {
+			EXPECT_TRUE(set_param(saved_.c_str()));
+		}
+		DataScale::TearDown();
+	}
+
+	struct Kick {
+		bool kicked, ran;	// the post kicked; the kick ran passes
+		size_t at_return;	// completions there when it returned
+	};
+
+	/*
+	 * Let the engine fall asleep (its polling window is at most
+	 * poll_max_us, 2 ms by default), post one signaled 64-byte WRITE,
+	 * poll once at once, read the counters once the core's cache of them
+	 * has expired, then wait for the completion.
+	 */
+	void post_after_idle(QpPair &p, Region &src, Region &dst, int i, Kick *k)
+	{
+		usleep(30000);
+		const long long k0 = counter("kicks"), r0 = counter("kick_runs");
+		ASSERT_EQ(post_send_verbs(p.a(), { rdma_wr(i, IBV_WR_RDMA_WRITE,
+							   { src.sge(i * 64, 64) },
+							   dst.addr(i * 64),
+							   dst.rkey()) }),
+			  0);
+		ibv_wc wc;
+		const int n = ibv_poll_cq(p.cq_a(), 1, &wc);
+		ASSERT_GE(n, 0);
+		usleep(kLifespanUs);
+		k->kicked = counter("kicks") - k0 == 1;
+		k->ran = counter("kick_runs") - r0 == 1;
+		k->at_return = n;
+		std::vector<ibv_wc> wcs;
+		if (n == 1)
+			wcs.push_back(wc);
+		else
+			wcs = poll_cq(p.cq_a(), 1);
+		ASSERT_EQ(wcs.size(), 1u) << "the WRITE did not complete";
+		EXPECT_EQ(wcs[0].status, IBV_WC_SUCCESS) << wc_str(wcs[0]);
+		EXPECT_EQ(wcs[0].wr_id, uint64_t(i));
+		EXPECT_EQ(first_diff(dst.data() + i * 64, src.data() + i * 64, 64),
+			  -1);
+	}
+
+	// The core serves hw counters from a cache at most 10 ms old
+	// (RDMA_HW_STATS_DEFAULT_LIFESPAN).
+	static constexpr useconds_t kLifespanUs = 20000;
+	static constexpr const char *kParam =
+		"/sys/module/urdma/parameters/kick_runs";
+	std::string saved_;
+};
+
+TEST_F(KickRuns, AKickExecutesTheWqeBeforePostReturns)
+{
+	ASSERT_TRUE(set_param("Y"));
+	QpPair p;
+	ASSERT_NO_FATAL_FAILURE(make_pair(&p, QpPairOptions()));
+	Region src = region(64 * 64), dst = region(64 * 64);
+	ASSERT_TRUE(src && dst);
+	fill_pattern(src.data(), src.size(), 43);
+	int runs = 0;
+	for (int i = 0; i < 40 && runs < 5; i++) {
+		Kick k;
+		ASSERT_NO_FATAL_FAILURE(post_after_idle(p, src, dst, i, &k));
+		if (!k.kicked || !k.ran)
+			continue;	// the engine was awake, or a race
+		runs++;
+		EXPECT_EQ(k.at_return, 1u)
+			<< "post " << i << " kicked and its kick ran the passes,"
+			<< " but no completion was there when it returned";
+	}
+	EXPECT_GE(runs, 5) << "fewer than 5 of 40 posts after 30 ms idle "
+			   << "found the engine asleep and ran its passes";
+}
+
+TEST_F(KickRuns, WithKickRunsOffAKickWakesTheThread)
+{
+	ASSERT_TRUE(set_param("N"));
+	QpPair p;
+	ASSERT_NO_FATAL_FAILURE(make_pair(&p, QpPairOptions()));
+	Region src = region(64 * 64), dst = region(64 * 64);
+	ASSERT_TRUE(src && dst);
+	fill_pattern(src.data(), src.size(), 44);
+	int kicks = 0;
+	for (int i = 0; i < 10; i++) {
+		Kick k;
+		ASSERT_NO_FATAL_FAILURE(post_after_idle(p, src, dst, i, &k));
+		EXPECT_FALSE(k.ran) << "post " << i << ": a kick ran passes "
+				    << "with kick_runs=N";
+		kicks += k.kicked;
+	}
+	EXPECT_GE(kicks, 5) << "fewer than 5 of 10 posts after 30 ms idle "
+			    << "kicked a sleeping engine";
 }
 
 } // namespace
