@@ -62,12 +62,22 @@ wait_for() {
 # an IPv4 address (::ffff:a.b.c.d), the one the tools' -g/-x need on a RoCEv2
 # device.  Fails if there is none (yet: the core fills the table from the
 # netdev's addresses asynchronously; see wait_gid_v4).  Builtins only.
-gid_v4() {
+gid_v4() { gid_match '0000:0000:0000:0000:0000:ffff:*' "$@"; }
+
+# gid_ll [DEV [PORT]]: the same for the IPv6 link-local GID (fe80::/64).
+gid_ll() { gid_match 'fe80:0000:0000:0000:*' "$@"; }
+
+# gid_match PATTERN [DEV [PORT]]: the lowest index of a RoCE v2 GID that
+# matches PATTERN (a glob over the sysfs form).
+gid_match() {
+	local pat=$1
+	shift
 	local dir=/sys/class/infiniband/${1:-$DEV}/ports/${2:-1} i=0 gid type
 	[ -d "$dir/gids" ] || return 1
 	while [ -e "$dir/gids/$i" ]; do
+		# shellcheck disable=SC2053 # $pat is a glob
 		if read -r gid <"$dir/gids/$i" 2>/dev/null &&
-			[[ $gid == 0000:0000:0000:0000:0000:ffff:* ]] &&
+			[[ $gid == $pat ]] &&
 			read -r type <"$dir/gid_attrs/types/$i" 2>/dev/null &&
 			[ "$type" = "RoCE v2" ]; then
 			echo "$i"
@@ -83,6 +93,14 @@ wait_gid_v4() {
 	GIDIDX=
 	wait_for 10 gid_v4 "$@" && GIDIDX=$(gid_v4 "$@")
 	[ -n "$GIDIDX" ]
+}
+
+# wait_gid_ll [DEV]: waits up to 20 s for the link-local GID (IPv6 duplicate
+# address detection comes first); sets GIDIDX6.
+wait_gid_ll() {
+	GIDIDX6=
+	wait_for 20 gid_ll "$@" && GIDIDX6=$(gid_ll "$@")
+	[ -n "$GIDIDX6" ]
 }
 
 # tcp_listening PORT [PID]: something listens on TCP PORT (IPv4 or IPv6),

@@ -7,7 +7,8 @@
 # Each side prints its own TAP line per test.  Runs in a guest of
 # scripts/urdma-2host (URDMA_ROLE, URDMA_NIC, URDMA_PEER_IP):
 #   t_suite.sh KIND [TEST...]     KIND: urdma or rxe
-# Tests: rc uc ud srq (ibv_*_pingpong), write_bw read_bw send_bw atomic_bw
+# Tests: rc uc ud srq (ibv_*_pingpong), rc6 ud6 (the same over IPv6: the
+# NICs' link-local GIDs), write_bw read_bw send_bw atomic_bw
 # write_lat read_lat send_lat atomic_lat (perftest, TCP exchange),
 # write_bw_R send_lat_R (perftest -R: rdma_cm, GSI over the wire), rping,
 # xfer (urdma_xfer: 16 MiB of WRITE, ATOMIC_WRITE, READ and SEND over
@@ -25,7 +26,7 @@ TAP_PREFIX="twohost ${URDMA_TWOHOST_PAIR:+$URDMA_TWOHOST_PAIR: }$KIND ($ROLE)"
 ITERS=${URDMA_TWOHOST_ITERS:-100}
 RESULTS=${URDMA_RESULTS:-/tmp}/twohost-$KIND-$ROLE
 mkdir -p "$RESULTS"
-ALL=(rc uc ud srq write_bw read_bw send_bw atomic_bw write_lat read_lat
+ALL=(rc uc ud srq rc6 ud6 write_bw read_bw send_bw atomic_bw write_lat read_lat
 	send_lat atomic_lat write_bw_R send_lat_R rping xfer)
 TESTS=("${@:-${ALL[@]}}")
 
@@ -72,6 +73,18 @@ for t in "${TESTS[@]}"; do
 		args=(-d "$DEV" -g "$GIDIDX" -p "$port" -n "$ITERS" -c)
 		[ "$t" = ud ] && args+=(-s 512)
 		side "ibv_${t}_pingpong" ' iters in ' "ibv_${t}_pingpong" "${args[@]}" -- "$PEER"
+		;;
+	rc6 | ud6)
+		# RoCEv2 over IPv6; the tools still meet over IPv4 TCP.
+		if ! wait_gid_ll "$DEV"; then
+			tap_fail "ibv_${t%6}_pingpong over IPv6" "$DEV has no link-local GID" \
+				"$(grep -H . /sys/class/infiniband/"$DEV"/ports/1/gids/* 2>&1 | head)"
+			continue
+		fi
+		args=(-d "$DEV" -g "$GIDIDX6" -p "$port" -n "$ITERS" -c)
+		[ "$t" = ud6 ] && args+=(-s 512)
+		side "ibv_${t%6}_pingpong over IPv6" ' iters in ' \
+			"ibv_${t%6}_pingpong" "${args[@]}" -- "$PEER"
 		;;
 	*_bw | *_lat | *_R)
 		tool=ib_${t%_R}
