@@ -8,17 +8,22 @@
 //                                 without FSRM (also reported on its own)
 //   urdma_limits pingpong SIZE... cross-process shared-memory ping-pong:
 //                                 one-way latency in usec (half a round trip)
+//   urdma_limits syscall 0        the cost of a system call that does
+//                                 nothing (getppid), in usec: what every
+//                                 kick, and every post of rxe or siw, pays
 //
 // Each SIZE prints one JSON object per line:
 //   {"test":"memcpy","size":65536,"mbps":12345.6,"copy":"rep_movsq",
 //    "kernel_style_mbps":9876.5}
 //   {"test":"pingpong","size":2,"usec":0.41,"iters":N}
+//   {"test":"syscall","size":0,"usec":0.1,"iters":N}
 // memcpy copies the same SIZE bytes between two buffers again and again, as
 // perftest moves the same buffer; the ping-pong copies SIZE bytes into a
 // shared buffer and flips a flag, and the other process copies them out and
 // answers the same way, which is the least a one-way message between two
 // processes of this machine costs.
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -275,6 +280,18 @@ int usage()
 
 } // namespace
 
+int bench_syscall(size_t iters)
+{
+	auto t0 = Clock::now();
+	for (size_t i = 0; i < iters; i++)
+		(void)syscall(SYS_getppid);	// no libc caching
+	double secs = seconds_since(t0);
+
+	std::printf("{\"test\":\"syscall\",\"size\":0,\"usec\":%.3f,"
+		    "\"iters\":%zu}\n", secs / iters * 1e6, iters);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3)
@@ -300,6 +317,7 @@ int main(int argc, char **argv)
 	for (size_t s : sizes) {
 		int rc = what == "memcpy"     ? bench_memcpy(s ? s : 1) :
 			 what == "pingpong"   ? bench_pingpong(s, iters) :
+			 what == "syscall"    ? bench_syscall(iters) :
 						usage();
 		if (rc)
 			return rc;

@@ -65,6 +65,10 @@ class Table:
             return self.get("limit", "local", "pingpong", size, 1, "usec")
         return self.get(dev, path, test, size, 1, "usec")
 
+    def kicks_per_iter(self, dev, path, test, size):
+        r = self.get(dev, path, test, size)
+        return None if not r or "kicks" not in r else r["kicks"] / r["iters"]
+
     def sizes(self, tests):
         return sorted({r["size"] for r in self.recs
                        if r.get("test") in tests and "size" in r})
@@ -111,9 +115,7 @@ def lat_table(t, out):
             x = t.lat("rxe", "local", test, s)
             i = t.lat("siw", "local", test, s)
             m = t.lat("limit", "local", test, s)
-            r = t.get("urdma", "local", test, s)
-            k = (None if not r or "kicks" not in r else
-                 r["kicks"] / r["iters"])
+            k = t.kicks_per_iter("urdma", "local", test, s)
             out.append(f"| {test} | {s} | {fmt(u, 2)} | {fmt(w, 2)} | "
                        f"{fmt(x, 2)} | {fmt(i, 2)} | {fmt(m, 2)} | "
                        f"{ratio(u, x, 3)} | {ratio(u, i, 3)} | {ratio(u, m)} | "
@@ -166,6 +168,7 @@ def targets(t, out):
     add("64 KiB ib_write_bw vs the kernel's copy loop",
         fmt(r and 100 * r, 0) + "%", "(context)", None,
         "urdma / the loop the kernel's memcpy() runs without FSRM")
+    sc = t.get("limit", "local", "syscall", 0, 1, "usec")
     for test, goal in (("write_lat", 0.1), ("send_lat", 0.1),
                        ("read_lat", 0.2)):
         u = t.lat("urdma", "local", test, 2)
@@ -173,6 +176,12 @@ def targets(t, out):
         r = None if None in (u, x) else u / x
         add(f"2 B ib_{test} vs rxe", fmt(r, 3) + "x", f"<= {goal}x",
             None if r is None else r <= goal, "urdma / rxe, t_typical")
+        k = t.kicks_per_iter("urdma", "local", test, 2)
+        if test != "read_lat" and sc is not None:
+            add(f"2 B ib_{test} vs a null system call",
+                fmt(u and u / sc, 1) + "x", "(context)", None,
+                f"urdma / getppid() ({fmt(sc, 2)} us); "
+                f"{fmt(k, 2)} kicks per iteration")
     u = t.get("urdma", "local", "write_bw", 64, 4, "mpps")
     x = t.get("rxe", "local", "write_bw", 64, 4, "mpps")
     r = None if None in (u, x) else u / x
@@ -184,6 +193,15 @@ def targets(t, out):
     add("wire path, 64 KiB ib_write_bw vs rxe", fmt(r, 2) + "x", ">= 1.5x",
         None if r is None else r >= 1.5,
         "urdma over veth / rxe loopback (rxe over a wire can only be slower)")
+    crc = {r.get("driver"): r["mbps"] for r in t.recs
+           if r.get("test") == "crc32" and r.get("dev") == "limit"}
+    g, p = crc.get("crc32-generic"), crc.get("crc32-pclmul")
+    r = None if None in (w, g) else w / g
+    add("wire path, 64 KiB ib_write_bw vs the ICRC's CRC-32",
+        fmt(r and 100 * r, 0) + "%", "(context)", None,
+        f"urdma over veth / crc32_le over 4 KiB, {fmt(g)} MB/s (tcrypt "
+        f"crc32-generic); every byte is CRC'd twice, by the sender and the "
+        f"receiver; rxe's crc32-pclmul: {fmt(p)} MB/s")
     many = max([r["qps"] for r in t.recs if r.get("test") == "write_bw" and
                 r.get("size") == 65536 and r.get("dev") == "urdma" and
                 r.get("path") == "local"] or [1])

@@ -259,12 +259,35 @@ engine_idle_cpu() {
 
 # ---- the run -------------------------------------------------------------------
 
-say "limits: memcpy and shared-memory ping-pong"
+say "limits: memcpy, shared-memory ping-pong, a system call"
 for s in "${BW_SIZES[@]}"; do
 	"$LIMITS" memcpy "$s" | sed 's/^{/{"dev":"limit","path":"local",/' >>"$OUT"
 done
 "$LIMITS" pingpong "${LAT_SIZES[@]}" -n $((LAT_ITERS * 20)) |
 	sed 's/^{/{"dev":"limit","path":"local",/' >>"$OUT"
+"$LIMITS" syscall 0 -n $((LAT_ITERS * 100)) |
+	sed 's/^{/{"dev":"limit","path":"local",/' >>"$OUT"
+# crc_rate ALG: MB/s of the kernel's CRC-32 driver ALG over 4 KiB buffers
+# (tcrypt's hash speed test).  The wire path computes the ICRC of every
+# packet with crc32_le(), which is what crc32-generic runs; rxe's
+# crypto_shash("crc32") gets crc32-pclmul on x86.
+crc_rate() {
+	modprobe tcrypt mode=300 alg="$1" sec=1 2>/dev/null
+	dmesg | awk -v a="($1)" '
+		/tcrypt: testing speed of/ { on = index($0, a) > 0; next }
+		on && /4096 byte blocks, 4096 bytes per update/ { v = $(NF - 1) }
+		END { if (v) printf "%.1f", v / 1e6 }'
+}
+say "limits: the ICRC's CRC-32 (tcrypt)"
+for alg in crc32-generic crc32-pclmul; do
+	modprobe "$alg" 2>/dev/null
+	v=$(crc_rate "$alg")
+	if [ -n "$v" ]; then
+		emit "{\"dev\":\"limit\",\"path\":\"local\",\"test\":\"crc32\",\"size\":4096,\"driver\":\"$alg\",\"mbps\":$v}"
+	else
+		say "tcrypt gave no figure for $alg"
+	fi
+done
 emit "{\"meta\":true,\"kernel\":\"$(uname -r)\",\"cpus\":$(nproc),\"cpu\":\"$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)\",\"quick\":$QUICK,\"commit\":\"${URDMA_BENCH_COMMIT:-unknown}\",\"date\":\"$(date -u +%FT%TZ)\",\"mtu\":$MTU,\"copy_flags\":\"$(grep -m1 -owE 'erms|fsrm' /proc/cpuinfo | sort -u | tr '\n' ' ')\"}"
 
 KEYS=()
