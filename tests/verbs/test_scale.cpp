@@ -345,14 +345,28 @@ protected:
 		size_t at_return;	// completions there when it returned
 	};
 
+	// kick_runs=@mode, a connected RC pair, a source filled from @seed.
+	void start(const char *mode, int seed)
+	{
+		ASSERT_TRUE(set_param(mode));
+		ASSERT_NO_FATAL_FAILURE(make_pair(&p_, QpPairOptions()));
+		src_ = std::make_unique<Region>(region(64 * 64));
+		dst_ = std::make_unique<Region>(region(64 * 64));
+		ASSERT_TRUE(*src_ && *dst_);
+		fill_pattern(src_->data(), src_->size(), seed);
+	}
+
 	/*
 	 * Let the engine fall asleep (its polling window is at most
 	 * poll_max_us, 2 ms by default), post one signaled 64-byte WRITE,
 	 * poll once at once, read the counters once the core's cache of them
 	 * has expired, then wait for the completion.
 	 */
-	void post_after_idle(QpPair &p, Region &src, Region &dst, int i, Kick *k)
+	void post_after_idle(int i, Kick *k)
 	{
+		QpPair &p = p_;
+		const Region &src = *src_, &dst = *dst_;
+
 		usleep(30000);
 		const long long k0 = counter("kicks"), r0 = counter("kick_runs");
 		ASSERT_EQ(post_send_verbs(p.a(), { rdma_wr(i, IBV_WR_RDMA_WRITE,
@@ -385,20 +399,17 @@ protected:
 	static constexpr const char *kParam =
 		"/sys/module/urdma/parameters/kick_runs";
 	std::string saved_;
+	QpPair p_;
+	std::unique_ptr<Region> src_, dst_;
 };
 
 TEST_F(KickRuns, AKickExecutesTheWqeBeforePostReturns)
 {
-	ASSERT_TRUE(set_param("Y"));
-	QpPair p;
-	ASSERT_NO_FATAL_FAILURE(make_pair(&p, QpPairOptions()));
-	Region src = region(64 * 64), dst = region(64 * 64);
-	ASSERT_TRUE(src && dst);
-	fill_pattern(src.data(), src.size(), 43);
+	ASSERT_NO_FATAL_FAILURE(start("Y", 43));
 	int runs = 0;
 	for (int i = 0; i < 40 && runs < 5; i++) {
 		Kick k;
-		ASSERT_NO_FATAL_FAILURE(post_after_idle(p, src, dst, i, &k));
+		ASSERT_NO_FATAL_FAILURE(post_after_idle(i, &k));
 		if (!k.kicked || !k.ran)
 			continue;	// the engine was awake, or a race
 		runs++;
@@ -412,16 +423,11 @@ TEST_F(KickRuns, AKickExecutesTheWqeBeforePostReturns)
 
 TEST_F(KickRuns, WithKickRunsOffAKickWakesTheThread)
 {
-	ASSERT_TRUE(set_param("N"));
-	QpPair p;
-	ASSERT_NO_FATAL_FAILURE(make_pair(&p, QpPairOptions()));
-	Region src = region(64 * 64), dst = region(64 * 64);
-	ASSERT_TRUE(src && dst);
-	fill_pattern(src.data(), src.size(), 44);
+	ASSERT_NO_FATAL_FAILURE(start("N", 44));
 	int kicks = 0;
 	for (int i = 0; i < 10; i++) {
 		Kick k;
-		ASSERT_NO_FATAL_FAILURE(post_after_idle(p, src, dst, i, &k));
+		ASSERT_NO_FATAL_FAILURE(post_after_idle(i, &k));
 		EXPECT_FALSE(k.ran) << "post " << i << ": a kick ran passes "
 				    << "with kick_runs=N";
 		kicks += k.kicked;
