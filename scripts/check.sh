@@ -132,7 +132,7 @@ lane_guest() {
 
 # Two guests on a socket network (scripts/urdma-2host), Debian 6.12: urdma
 # against rxe in both directions, and urdma against urdma.
-TWOHOST_TESTS="rc ud write_bw read_bw send_bw atomic_bw rping xfer"
+TWOHOST_TESTS="rc ud rc6 ud6 write_bw read_bw send_bw atomic_bw rping xfer"
 # twohost_run NAME SERVER_CMD CLIENT_CMD: one urdma-2host run; its TAP.
 twohost_run() {
 	local name=$1

@@ -81,6 +81,7 @@ for t in "${TESTS[@]}"; do
 				"$(grep -H . /sys/class/infiniband/"$DEV"/ports/1/gids/* 2>&1 | head)"
 			continue
 		fi
+		echo "# $DEV: GID $GIDIDX6 = $(<"/sys/class/infiniband/$DEV/ports/1/gids/$GIDIDX6")"
 		args=(-d "$DEV" -g "$GIDIDX6" -p "$port" -n "$ITERS" -c)
 		[ "$t" = ud6 ] && args+=(-s 512)
 		side "ibv_${t%6}_pingpong over IPv6" ' iters in ' \
