@@ -48,21 +48,27 @@ class Table:
                 return r.get(field) if field else r
         return None
 
+    def best(self, test, size, field, pick):
+        """A limit: the best of its measurements (run.sh takes two)."""
+        vals = [r[field] for r in self.recs
+                if r.get("dev") == "limit" and r.get("test") == test and
+                r.get("size") == size and field in r]
+        return pick(vals) if vals else None
+
     def bw(self, dev, path, test, size, qps=1):
         """MB/s (10^6), perftest's MiB/s converted, or memcpy's MB/s."""
         if dev == "limit":
-            return self.get("limit", "local", "memcpy", size, 1, "mbps")
+            return self.best("memcpy", size, "mbps", max)
         v = self.get(dev, path, test, size, qps, "mibps")
         return None if v is None else v * MIB / 1e6
 
     def kcopy(self, size):
         """MB/s of the kernel's memcpy loop on a CPU without FSRM."""
-        return self.get("limit", "local", "memcpy", size, 1,
-                        "kernel_style_mbps")
+        return self.best("memcpy", size, "kernel_style_mbps", max)
 
     def lat(self, dev, path, test, size):
         if dev == "limit":
-            return self.get("limit", "local", "pingpong", size, 1, "usec")
+            return self.best("pingpong", size, "usec", min)
         return self.get(dev, path, test, size, 1, "usec")
 
     def kicks_per_iter(self, dev, path, test, size):
@@ -168,7 +174,7 @@ def targets(t, out):
     add("64 KiB ib_write_bw vs the kernel's copy loop",
         fmt(r and 100 * r, 0) + "%", "(context)", None,
         "urdma / the loop the kernel's memcpy() runs without FSRM")
-    sc = t.get("limit", "local", "syscall", 0, 1, "usec")
+    sc = t.best("syscall", 0, "usec", min)
     for test, goal in (("write_lat", 0.1), ("send_lat", 0.1),
                        ("read_lat", 0.2)):
         u = t.lat("urdma", "local", test, 2)
@@ -193,8 +199,10 @@ def targets(t, out):
     add("wire path, 64 KiB ib_write_bw vs rxe", fmt(r, 2) + "x", ">= 1.5x",
         None if r is None else r >= 1.5,
         "urdma over veth / rxe loopback (rxe over a wire can only be slower)")
-    crc = {r.get("driver"): r["mbps"] for r in t.recs
-           if r.get("test") == "crc32" and r.get("dev") == "limit"}
+    crc = {}
+    for r in t.recs:
+        if r.get("test") == "crc32" and r.get("dev") == "limit":
+            crc[r["driver"]] = max(crc.get(r["driver"], 0), r["mbps"])
     g, p = crc.get("crc32-generic"), crc.get("crc32-pclmul")
     r = None if None in (w, g) else w / g
     add("wire path, 64 KiB ib_write_bw vs the ICRC's CRC-32",
