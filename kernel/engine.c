@@ -24,7 +24,7 @@
  * context.  Rather than wake the thread, which costs a wake-up and two
  * context switches on a CPU that a polling application may want, the kick
  * makes the passes itself while the thread sleeps, as rxe runs its
- * requester in the poster's system call (kick_runs=0 turns this off).
+ * requester in the poster's system call (kick_runs=N turns this off).
  * Whoever makes passes holds @run; the thread drops it only to sleep.  The
  * asleep flag stays set meanwhile, so a post that races with the kicker
  * kicks too; that kick finds @run taken and wakes the thread, which waits
@@ -33,7 +33,8 @@
  * to sleep with its CPU to itself: it polls for the posts that follow, so
  * that a poller with a CPU to spare makes no more system calls.  A thread
  * that yielded its CPU to another task the last times it slept is left
- * asleep for up to URDMA_CONTENDED_US, as the kicks make the passes.
+ * asleep for up to URDMA_CONTENDED_US, as the kicks make the passes,
+ * unless the kicks all come from one task (urdma_engine_contended()).
  *
  * Quiescence.  A pass may hold pointers to any QP, CQ, SRQ, MR, MW or
  * device it looked up, on this device or, on the local path, on another.
@@ -265,7 +266,7 @@ static bool urdma_engine_contended(struct urdma_engine *eng)
 	       URDMA_CONTENDED_US;
 }
 
-/* Count the kicks in a row from the current task (compared, never used). */
+/* Count the kicks in a row from the current task (never dereferenced). */
 static void urdma_engine_note_kicker(struct urdma_engine *eng)
 {
 	if (eng->last_kicker == current) {
