@@ -69,23 +69,22 @@ port=18800
 for t in "${TESTS[@]}"; do
 	port=$((port + 1))
 	case $t in
-	rc | uc | srq | ud)
-		args=(-d "$DEV" -g "$GIDIDX" -p "$port" -n "$ITERS" -c)
-		[ "$t" = ud ] && args+=(-s 512)
-		side "ibv_${t}_pingpong" ' iters in ' "ibv_${t}_pingpong" "${args[@]}" -- "$PEER"
-		;;
-	rc6 | ud6)
-		# RoCEv2 over IPv6; the tools still meet over IPv4 TCP.
-		if ! wait_gid_ll "$DEV"; then
-			tap_fail "ibv_${t%6}_pingpong over IPv6" "$DEV has no link-local GID" \
-				"$(grep -H . /sys/class/infiniband/"$DEV"/ports/1/gids/* 2>&1 | head)"
-			continue
+	rc | uc | srq | ud | rc6 | ud6)
+		# rc6, ud6: RoCEv2 over IPv6; the tools still meet over IPv4 TCP.
+		prog=ibv_${t%6}_pingpong name=$prog gid=$GIDIDX
+		if [[ $t == *6 ]]; then
+			name+=" over IPv6"
+			if ! wait_gid_ll "$DEV"; then
+				tap_fail "$name" "$DEV has no link-local GID" \
+					"$(grep -H . /sys/class/infiniband/"$DEV"/ports/1/gids/* 2>&1 | head)"
+				continue
+			fi
+			gid=$GIDIDX6
+			echo "# $DEV: GID $gid = $(<"/sys/class/infiniband/$DEV/ports/1/gids/$gid")"
 		fi
-		echo "# $DEV: GID $GIDIDX6 = $(<"/sys/class/infiniband/$DEV/ports/1/gids/$GIDIDX6")"
-		args=(-d "$DEV" -g "$GIDIDX6" -p "$port" -n "$ITERS" -c)
-		[ "$t" = ud6 ] && args+=(-s 512)
-		side "ibv_${t%6}_pingpong over IPv6" ' iters in ' \
-			"ibv_${t%6}_pingpong" "${args[@]}" -- "$PEER"
+		args=(-d "$DEV" -g "$gid" -p "$port" -n "$ITERS" -c)
+		[[ $t == ud* ]] && args+=(-s 512)
+		side "$name" ' iters in ' "$prog" "${args[@]}" -- "$PEER"
 		;;
 	*_bw | *_lat | *_R)
 		tool=ib_${t%_R}
