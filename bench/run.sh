@@ -270,18 +270,18 @@ crc_rate() {
 		on && /4096 byte blocks, 4096 bytes per update/ { v = $(NF - 1) }
 		END { if (v) printf "%.1f", v / 1e6 }'
 }
+# limit_rec: urdma_limits' records, marked as the guest's limits.
+limit_rec() { sed 's/^{/{"dev":"limit","path":"local",/' >>"$OUT"; }
 # limits: the guest's own limits.  Measured before and after the matrix;
 # the report takes the best of the two (a run right after boot, or one that
 # a background task disturbed, reads low).
 limits() {
 	say "limits: memcpy, shared-memory ping-pong, a system call"
 	for s in "${BW_SIZES[@]}"; do
-		"$LIMITS" memcpy "$s" | sed 's/^{/{"dev":"limit","path":"local",/' >>"$OUT"
+		"$LIMITS" memcpy "$s" | limit_rec
 	done
-	"$LIMITS" pingpong "${LAT_SIZES[@]}" -n $((LAT_ITERS * 20)) |
-		sed 's/^{/{"dev":"limit","path":"local",/' >>"$OUT"
-	"$LIMITS" syscall 0 -n $((LAT_ITERS * 100)) |
-		sed 's/^{/{"dev":"limit","path":"local",/' >>"$OUT"
+	"$LIMITS" pingpong "${LAT_SIZES[@]}" -n $((LAT_ITERS * 20)) | limit_rec
+	"$LIMITS" syscall 0 -n $((LAT_ITERS * 100)) | limit_rec
 	say "limits: the ICRC's CRC-32 (tcrypt)"
 	for alg in crc32-generic crc32-pclmul; do
 		modprobe "$alg" 2>/dev/null
