@@ -481,6 +481,39 @@ void urdma_engine_detach(struct urdma_qp *qp)
 	spin_unlock(&eng->lock);
 }
 
+/**
+ * urdma_engine_count_err - keep the state page's count of QPs in ERROR
+ * @qp: a QP whose state may have changed to or from ERROR
+ * @gone: it is being destroyed, and counts as not in ERROR
+ *
+ * Any context.  The provider kicks a sleeping engine for a receive only
+ * while err_qps is not 0 (receive-kick elision, see the uapi header).
+ * Called after every change of @qp's state to or from ERROR: under
+ * @err_lock, @qp's state and what was counted for it are compared, so
+ * racing callers leave the count right.  The full barrier orders the new
+ * count before the engine's next look at @qp's receive queue.
+ */
+void urdma_engine_count_err(struct urdma_qp *qp, bool gone)
+{
+	struct urdma_engine *eng = qp->eng;
+	unsigned long flags;
+	u32 n;
+	bool err;
+
+	if (!eng)
+		return;
+	spin_lock_irqsave(&eng->err_lock, flags);
+	err = !gone && READ_ONCE(qp->attr.qp_state) == IB_QPS_ERR;
+	if (err != qp->err_counted) {
+		qp->err_counted = err;
+		n = eng->state->err_qps;
+		WRITE_ONCE(eng->state->err_qps, err ? n + 1 : n - 1);
+	}
+	spin_unlock_irqrestore(&eng->err_lock, flags);
+	/* The count before the RQ's producer index; pairs with the provider. */
+	smp_mb();
+}
+
 /* ---- start and stop ------------------------------------------------------- */
 
 static int urdma_engine_cpumask(struct cpumask *mask)
@@ -534,6 +567,7 @@ int urdma_engines_start(struct urdma_dev *udev)
 		eng->state = (struct urdma_engine_state *)
 			page_address(udev->state_page) + i;
 		spin_lock_init(&eng->lock);
+		spin_lock_init(&eng->err_lock);
 		mutex_init(&eng->run);
 		INIT_LIST_HEAD(&eng->qps);
 		init_waitqueue_head(&eng->pass_wq);

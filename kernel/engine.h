@@ -61,6 +61,7 @@ enum urdma_counter {
  * @state:	its entry in the device's state page (mapped read-only into
  *		every user context): asleep is set while the thread sleeps.
  * @lock:	serializes changes to @qps (list_add_rcu/list_del_rcu).
+ * @err_lock:	serializes changes to @state's err_qps.
  * @qps:	the QPs this engine serves.  The thread walks it during a
  *		pass without the lock; removal waits for the pass to end
  *		(urdma_engine_sync()).
@@ -89,6 +90,7 @@ struct urdma_engine {
 	struct mutex run;		/* see above */
 	struct urdma_engine_state *state;
 	spinlock_t lock;		/* see above */
+	spinlock_t err_lock;		/* see above */
 	struct list_head qps;
 	unsigned long pass_seq;
 	wait_queue_head_t pass_wq;
@@ -111,6 +113,7 @@ int urdma_engines_start(struct urdma_dev *udev);
 void urdma_engines_stop(struct urdma_dev *udev);
 void urdma_engine_attach(struct urdma_qp *qp);
 void urdma_engine_detach(struct urdma_qp *qp);
+void urdma_engine_count_err(struct urdma_qp *qp, bool gone);
 void urdma_engine_sync(void);
 void urdma_engine_kick(struct urdma_engine *eng);
 void urdma_engine_kick_user(struct urdma_engine *eng, bool send);

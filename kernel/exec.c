@@ -61,8 +61,10 @@ void urdma_qp_set_error(struct urdma_qp *qp)
 {
 	enum ib_qp_state old = xchg(&qp->attr.qp_state, IB_QPS_ERR);
 
-	if (old != IB_QPS_ERR && qp->eng)
+	if (old != IB_QPS_ERR && qp->eng) {
+		urdma_engine_count_err(qp, false);
 		urdma_engine_notify(qp->eng);
+	}
 }
 
 void urdma_qp_event(struct urdma_qp *qp, enum ib_event_type type)

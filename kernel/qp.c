@@ -278,6 +278,7 @@ int urdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	urdma_engine_detach(qp);
 	xa_erase_irq(&udev->qps, ibqp->qp_num);
 	urdma_engine_sync();
+	urdma_engine_count_err(qp, true);
 	urdma_wire_free(qp);
 	urdma_qp_free_rings(qp);
 	atomic_dec(&udev->nr_qp);
@@ -458,6 +459,8 @@ static bool urdma_qp_set_state(struct urdma_qp *qp, enum ib_qp_state cur,
 	}
 	if (new == IB_QPS_RESET)
 		urdma_qp_reset(qp);
+	if (new == IB_QPS_RESET || new == IB_QPS_ERR)
+		urdma_engine_count_err(qp, false);
 	/* Work posted before RTS, or to flush: the engine must look. */
 	if (new == IB_QPS_RTS || new == IB_QPS_ERR)
 		urdma_engine_notify(qp->eng);

@@ -238,6 +238,8 @@ struct urdma_ah {
  * @rq_cons:	RQ WQEs consumed; under @rq_lock.
  * @waiting:	the head WQE waits for @wait_until (RNR or retry timer).
  * @tries_set:	@rnr_left and @retry_left are counting for the head WQE.
+ * @err_counted: @eng's err_qps counts this QP; under @eng's err_lock
+ *		(urdma_engine_count_err()).
  *
  * attr.qp_state is written under @state_lock by modify_qp and, to move the
  * QP to ERROR, by the engine (xchg); modify_qp changes it with cmpxchg.
@@ -269,6 +271,7 @@ struct urdma_qp {
 	u32 req_psn;
 	struct urdma_wire *wire;
 	bool use_wire;
+	bool err_counted;
 };
 
 /**

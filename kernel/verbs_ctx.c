@@ -39,7 +39,7 @@ int urdma_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 	resp.engine_mmap_offset =
 		rdma_user_mmap_get_offset(uctx->state_entry);
 
-	resp.device_caps = 0;
+	resp.device_caps = URDMA_DEVICE_CAP_ERR_QPS;
 	resp.max_qp_wr = URDMA_MAX_QP_WR;
 	resp.max_sge = URDMA_MAX_SGE;
 	resp.max_inline_data = URDMA_MAX_INLINE;

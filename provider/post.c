@@ -14,7 +14,8 @@
  * does the provider "kick" it with a zero-WR POST_SEND (SQ) or POST_RECV
  * (RQ) command.  The engine sets asleep, issues a full barrier and polls
  * every doorbell once more before it sleeps, so either it sees the new
- * producer index or the provider sees asleep.  SRQs belong to no engine:
+ * producer index or the provider sees asleep.  Receives kick only while
+ * one of the engine's QPs is in ERROR (urdma_kick_rq).  SRQs belong to no engine:
  * posting to one kicks with a zero-WR POST_SRQ_RECV if any engine sleeps.
  *
  * The consumer indices of the doorbell record are the engine's, and are
@@ -125,13 +126,26 @@ static int urdma_kick_sq(struct urdma_qp *qp)
 	return ibv_cmd_post_send(&qp->vqp.qp, NULL, &bad_wr);
 }
 
-/* The same for receives: a POST_RECV with zero WRs. */
+/*
+ * The same for receives: a POST_RECV with zero WRs.  A sleeping engine
+ * needs it only to flush the receive, in a QP in ERROR: a sender's engine
+ * reads the RQ's producer index itself.  So with URDMA_DEVICE_CAP_ERR_QPS
+ * it is left out while none of the engine's QPs is in ERROR (the provider
+ * cannot tell which are: the engine moves a QP there on its own).  The
+ * load is ordered after the producer index by urdma_engine_asleep()'s
+ * barrier, as the asleep flag is.
+ */
 static int urdma_kick_rq(struct urdma_qp *qp)
 {
 	struct urdma_context *ctx = to_urdma_ctx(qp->vqp.qp.context);
 	struct ibv_recv_wr *bad_wr;
 
 	if (!urdma_engine_asleep(ctx, qp->engine))
+		return 0;
+	if ((ctx->device_caps & URDMA_DEVICE_CAP_ERR_QPS) &&
+	    !atomic_load_explicit(
+		    (_Atomic(uint32_t) *)&ctx->engine_state[qp->engine].err_qps,
+		    memory_order_relaxed))
 		return 0;
 	return ibv_cmd_post_recv(&qp->vqp.qp, NULL, &bad_wr);
 }

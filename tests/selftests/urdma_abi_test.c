@@ -586,7 +586,9 @@ TEST_F(dev, get_context_valid)
 	ASSERT_EQ(self->nfds + 1, fd_count());
 	ASSERT_LE(1, core.num_comp_vectors);
 	EXPECT_EQ(0, drv.comp_mask);
-	EXPECT_EQ(0, drv.device_caps & ~(__u32)URDMA_DEVICE_CAP_LOCAL_PATH);
+	EXPECT_EQ(0, drv.device_caps & ~(__u32)(URDMA_DEVICE_CAP_LOCAL_PATH |
+						URDMA_DEVICE_CAP_ERR_QPS));
+	EXPECT_TRUE(drv.device_caps & URDMA_DEVICE_CAP_ERR_QPS);
 	EXPECT_EQ(MAX_QP_WR, drv.max_qp_wr);
 	EXPECT_EQ(MAX_SGE, drv.max_sge);
 	EXPECT_EQ(MAX_INLINE, drv.max_inline_data);
@@ -1498,6 +1500,7 @@ TEST_F(ctx, mmap_state_page)
 {
 	off_t state = self->drv.engine_mmap_offset;
 	const struct urdma_engine_state *st;
+	unsigned int i;
 	void *p;
 
 	ASSERT_LE(1, self->drv.num_engines);
@@ -1513,7 +1516,8 @@ TEST_F(ctx, mmap_state_page)
 	st = p;
 	/* The flag is 0 or 1; the reserved words are zero. */
 	EXPECT_GE(1, st[0].asleep);
-	EXPECT_EQ(0, st[0].reserved_20);
+	for (i = 0; i < ARRAY_SIZE(st[0].reserved_40); i++)
+		EXPECT_EQ(0, st[0].reserved_40[i]);
 	/* Read-only for good: mprotect cannot add write access. */
 	EXPECT_EQ(-1, mprotect(p, self->m.pg, PROT_READ | PROT_WRITE));
 	EXPECT_EQ(0, munmap(p, self->m.pg));
@@ -2137,6 +2141,7 @@ static void *short_pages(size_t n, size_t mapped)
 /* A context, a PD and the memory its queues live in. */
 struct qenv {
 	int fd, async_fd;
+	struct urdma_alloc_ucontext_resp drv;
 	uint32_t pd;
 	size_t pg;
 	uint8_t *dbp;		/* the doorbell page records come from */
@@ -2152,7 +2157,7 @@ static int qenv_open(struct qenv *e)
 	memset(e, 0, sizeof(*e));
 	e->async_fd = -1;
 	e->pg = page_size();
-	ret = ctx_open(&e->fd, &e->async_fd, NULL);
+	ret = ctx_open(&e->fd, &e->async_fd, &e->drv);
 	if (ret) {
 		e->fd = -1;
 		return ret;
@@ -4796,6 +4801,76 @@ TEST_F(q, qp_modify_rc_to_rts)
 	for (i = 0; i < 2; i++)
 		ASSERT_RET(0, destroy_qp(self->e.fd, qp[i].handle));
 	ASSERT_RET(0, destroy_cq(self->e.fd, cq.handle));
+	ASSERT_LIVE(0, 0, 0);
+}
+
+/*
+ * The state page counts each engine's QPs in ERROR (err_qps, for the
+ * provider's receive-kick elision): a QP counts once from its move to
+ * ERROR until it goes back to RESET or is destroyed.
+ */
+#define EXPECT_ERR_QPS(st, want, n) do {				\
+	unsigned int __e;						\
+	for (__e = 0; __e < (n); __e++)					\
+		EXPECT_EQ((want)[__e], (st)[__e].err_qps)		\
+			TH_LOG("err_qps of engine %u", __e);		\
+} while (0)
+
+TEST_F(q, qp_err_count)
+{
+	const unsigned int n = self->e.drv.num_engines;
+	uint32_t base[URDMA_MAX_ENGINES], want[URDMA_MAX_ENGINES];
+	const volatile struct urdma_engine_state *st;
+	struct ib_uverbs_modify_qp m;
+	unsigned int i, eng[3];
+	struct qp_req r;
+	struct qp qp[3];
+	struct cq cq;
+	void *p;
+
+	ASSERT_LE(1, n);
+	ASSERT_GE(URDMA_MAX_ENGINES, n);
+	p = mmap(NULL, self->e.pg, PROT_READ, MAP_SHARED, self->e.fd,
+		 self->e.drv.engine_mmap_offset);
+	ASSERT_NE(MAP_FAILED, p) TH_LOG("mmap: %s", strerrorname_np(errno));
+	st = p;
+	for (i = 0; i < n; i++)
+		base[i] = want[i] = st[i].err_qps;
+	ASSERT_RET(0, cq_new(&self->e, 16, &cq));
+	for (i = 0; i < 3; i++) {
+		ASSERT_RET(0, qp_req_init(&self->e, &r, QPT_RC, cq.handle, 8));
+		ASSERT_RET(0, qp_create(&self->e, &r, &qp[i]));
+		eng[i] = qp[i].drv.engine;
+		ASSERT_GT(n, eng[i]);
+		rc_init_attr(&m, qp[i].handle);
+		ASSERT_RET(0, modify_qp(self->e.fd, &m));
+	}
+	EXPECT_ERR_QPS(st, want, n);
+	/* INIT -> ERR counts; ERR -> ERR does not count again. */
+	for (i = 0; i < 3; i++) {
+		ASSERT_RET(0, modify_state(self->e.fd, qp[i].handle, QPS_ERR));
+		want[eng[i]]++;
+		EXPECT_ERR_QPS(st, want, n);
+	}
+	ASSERT_RET(0, modify_state(self->e.fd, qp[0].handle, QPS_ERR));
+	EXPECT_ERR_QPS(st, want, n);
+	/* RESET drops it; INIT again does not count. */
+	ASSERT_RET(0, modify_state(self->e.fd, qp[0].handle, QPS_RESET));
+	want[eng[0]]--;
+	EXPECT_ERR_QPS(st, want, n);
+	rc_init_attr(&m, qp[0].handle);
+	ASSERT_RET(0, modify_qp(self->e.fd, &m));
+	EXPECT_ERR_QPS(st, want, n);
+	/* Destroying a QP in ERROR drops it, one in INIT changes nothing. */
+	ASSERT_RET(0, destroy_qp(self->e.fd, qp[1].handle));
+	want[eng[1]]--;
+	EXPECT_ERR_QPS(st, want, n);
+	ASSERT_RET(0, destroy_qp(self->e.fd, qp[0].handle));
+	EXPECT_ERR_QPS(st, want, n);
+	ASSERT_RET(0, destroy_qp(self->e.fd, qp[2].handle));
+	EXPECT_ERR_QPS(st, base, n);
+	ASSERT_RET(0, destroy_cq(self->e.fd, cq.handle));
+	EXPECT_EQ(0, munmap(p, self->e.pg));
 	ASSERT_LIVE(0, 0, 0);
 }
 

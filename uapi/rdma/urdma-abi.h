@@ -36,6 +36,8 @@
 enum {
 	/* Local path: both QPs on this host move data by memcpy. */
 	URDMA_DEVICE_CAP_LOCAL_PATH = 1 << 0,
+	/* urdma_engine_state.err_qps is kept (receive-kick elision). */
+	URDMA_DEVICE_CAP_ERR_QPS = 1 << 1,
 };
 
 struct urdma_alloc_ucontext_cmd {
@@ -73,13 +75,22 @@ URDMA_ABI_ASSERT_SIZE(urdma_alloc_ucontext_resp, 48);
  * requests on the QP, which wakes the engine.  The engine, before it
  * sleeps, sets asleep, issues a full barrier and polls every doorbell
  * once more, so that no posted WQE is left behind.
+ *
+ * Receive-kick elision (URDMA_DEVICE_CAP_ERR_QPS): the engine needs a
+ * kick for a receive only to flush it, in a QP in ERROR; a sender's engine
+ * reads the RQ's producer index when a message arrives.  err_qps counts
+ * the engine's QPs in ERROR, including those the engine moved there on its
+ * own.  The kernel raises it, then issues a full barrier before the engine
+ * next looks at those QPs' receive queues; the provider, after its full
+ * barrier, kicks for a receive only if the engine sleeps and err_qps is
+ * not 0.
  */
 #define URDMA_ENGINE_PAGE_SIZE	4096
 #define URDMA_MAX_ENGINES	(URDMA_ENGINE_PAGE_SIZE / 64)
 
 struct urdma_engine_state {
 	__u32 asleep;		/* engine: 1 while the thread sleeps */
-	__u32 reserved_20;
+	__u32 err_qps;		/* engine: its QPs in ERROR */
 	__u64 reserved_40[7];	/* one cache line per engine */
 };
 
