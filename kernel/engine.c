@@ -53,7 +53,7 @@
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
 
-#include "urdma.h"
+#include "exec.h"
 
 static unsigned int engines = 1;
 module_param(engines, uint, 0444);
@@ -301,10 +301,16 @@ void urdma_engine_kick_user(struct urdma_engine *eng, bool send)
 	/* A ping-pong's side reposts its receive, then sends. */
 	if (send)
 		urdma_engine_note_kicker(eng);
+	/*
+	 * A pass that stayed below URDMA_QP_BUDGET left no queue with work
+	 * that it saw: each QP's stopped at an empty ring, an error or a
+	 * timer.  WQEs posted meanwhile were kicked for, and that kick,
+	 * finding @run taken, woke the thread.  So no empty pass follows.
+	 */
 	do {
 		work = urdma_engine_pass(eng);
-	} while (work && ++passes < URDMA_KICK_PASSES);
-	wake = work || eng->deadline != KTIME_MAX ||
+	} while (work >= URDMA_QP_BUDGET && ++passes < URDMA_KICK_PASSES);
+	wake = work >= URDMA_QP_BUDGET || eng->deadline != KTIME_MAX ||
 	       !skb_queue_empty_lockless(&eng->rxq) ||
 	       !urdma_engine_contended(eng);
 	mutex_unlock(&eng->run);
