@@ -5,14 +5,23 @@
  * Receive.  urdma does not own UDP port 4791: rxe binds it, without
  * SO_REUSEPORT, in the initial namespace when it loads, so a urdma socket
  * there would keep rxe from loading (or fail to bind if rxe came first).
- * Instead each device adds packet handlers (ETH_P_IP, ETH_P_IPV6) for its
- * netdev alone.  They see the bound netdev's frames before the IP layer,
- * take UDP datagrams to port 4791, and queue them to the engine thread that
+ * Instead each device takes the UDP datagrams to port 4791 off its netdev
+ * alone, before the IP layer, and queues them to the engine thread that
  * serves the destination QP (QPN modulo the number of engines, the rule
- * urdma_create_qp() assigns QPs by).  The IP layer still gets the frame:
- * rxe's socket, if any, drops it (no rxe device on this netdev); without
- * one UDP counts it in NoPorts and may answer with a rate-limited ICMP
- * port unreachable, which RoCE senders ignore.
+ * urdma_create_qp() assigns QPs by).  Two ways, the first that works:
+ *
+ *  - the netdev's rx_handler, if no one else has it (a bridge port, a bond
+ *    or team member, a macvlan's lower device have theirs).  It consumes
+ *    the RoCE datagrams and passes every other frame on, so the IP layer
+ *    never sees them: in the wire benchmark, that made 4 KiB ib_write_bw
+ *    1.5-2x faster, as the sender's CPU (which runs veth's receive) no
+ *    longer cloned each packet for the IP layer and routed it to UDP,
+ *    which found no socket.  Netfilter does not see them either.
+ *  - else packet handlers (ETH_P_IP, ETH_P_IPV6) for the netdev.  The IP
+ *    layer then still gets the frame: rxe's socket, if any, drops it (no
+ *    rxe device on this netdev); without one UDP counts it in NoPorts and
+ *    may answer with a rate-limited ICMP port unreachable, which RoCE
+ *    senders ignore.
  *
  * Transmit.  The engine builds a whole packet in one linear skb, routes it
  * like any local UDP datagram (so the neighbour layer resolves the MAC and
@@ -20,10 +29,13 @@
  * it to ip_local_out()/ip6_local_out().
  */
 #include <linux/if_ether.h>
+#include <linux/inetdevice.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/rtnetlink.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
+#include <net/addrconf.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
@@ -81,11 +93,10 @@ static unsigned int urdma_rx_ip(struct sk_buff *skb, bool ipv6)
 	return iplen;
 }
 
-static int urdma_rx_frame(struct sk_buff *skb, struct net_device *ndev,
-			  struct packet_type *pt, struct net_device *orig)
+/* Queue a frame at the IP header to its engine; consumes @skb. */
+static int urdma_rx_queue(struct urdma_dev *udev, struct sk_buff *skb,
+			  bool ipv6)
 {
-	struct urdma_dev *udev = pt->af_packet_priv;
-	bool ipv6 = pt->type == htons(ETH_P_IPV6);
 	const struct urdma_bth *bth;
 	struct urdma_engine *eng;
 	unsigned int iplen;
@@ -132,6 +143,73 @@ consume:
 	return NET_RX_SUCCESS;
 }
 
+/* The packet handlers (the fallback): they get every IP frame. */
+static int urdma_rx_frame(struct sk_buff *skb, struct net_device *ndev,
+			  struct packet_type *pt, struct net_device *orig)
+{
+	return urdma_rx_queue(pt->af_packet_priv, skb,
+			      pt->type == htons(ETH_P_IPV6));
+}
+
+/*
+ * Is the frame's destination this netdev's own address (or multicast)?
+ * Others, which this host would route on, are not the device's to take.
+ */
+static bool urdma_rx_local(struct sk_buff *skb, bool ipv6)
+{
+	const struct in_ifaddr *ifa;
+	const struct in_device *in;
+	__be32 daddr;
+
+	if (ipv6) {
+		const struct in6_addr *a = &ipv6_hdr(skb)->daddr;
+
+		return ipv6_addr_is_multicast(a) ||
+		       (IS_ENABLED(CONFIG_IPV6) &&
+			ipv6_chk_addr(dev_net(skb->dev), a, skb->dev, 0));
+	}
+	daddr = ip_hdr(skb)->daddr;
+	if (ipv4_is_multicast(daddr))
+		return true;
+	in = __in_dev_get_rcu(skb->dev);
+	if (!in)
+		return false;
+	in_dev_for_each_ifa_rcu(ifa, in)
+		if (ifa->ifa_local == daddr)
+			return true;
+	return false;
+}
+
+/*
+ * The rx_handler: RCU read side, softirq.  Takes UDP datagrams to port
+ * 4791 addressed to this netdev; lets every other frame pass, unchanged
+ * but for a pull of its IP and UDP headers into the linear area.
+ */
+static rx_handler_result_t urdma_rx_handler(struct sk_buff **pskb)
+{
+	struct sk_buff *skb = *pskb;
+	struct urdma_dev *udev = rcu_dereference(skb->dev->rx_handler_data);
+	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
+	unsigned int iplen = ipv6 ? sizeof(struct ipv6hdr) :
+				    sizeof(struct iphdr);
+	const struct udphdr *udp;
+
+	if ((!ipv6 && skb->protocol != htons(ETH_P_IP)) ||
+	    (skb->pkt_type != PACKET_HOST &&
+	     skb->pkt_type != PACKET_MULTICAST) ||
+	    !pskb_may_pull(skb, iplen + sizeof(*udp)))
+		return RX_HANDLER_PASS;
+	if (ipv6 ? ipv6_hdr(skb)->nexthdr != IPPROTO_UDP :
+		   ip_hdr(skb)->protocol != IPPROTO_UDP ||
+		   ip_hdr(skb)->ihl != 5 || ip_is_fragment(ip_hdr(skb)))
+		return RX_HANDLER_PASS;
+	udp = (const struct udphdr *)(skb->data + iplen);
+	if (udp->dest != htons(URDMA_UDP_PORT) || !urdma_rx_local(skb, ipv6))
+		return RX_HANDLER_PASS;
+	urdma_rx_queue(udev, skb, ipv6);
+	return RX_HANDLER_CONSUMED;
+}
+
 /**
  * urdma_net_start - start receiving RoCEv2 on the device's netdev
  * @udev: the device; its engines are running
@@ -139,7 +217,19 @@ consume:
 void urdma_net_start(struct urdma_dev *udev)
 {
 	struct packet_type *pt;
-	int i;
+	int i, ret;
+
+	rtnl_lock();
+	ret = netdev_rx_handler_register(udev->ndev, urdma_rx_handler, udev);
+	rtnl_unlock();
+	if (!ret) {
+		udev->rx_handler = true;
+		udev->net_started = true;
+		return;
+	}
+	netdev_info(udev->ndev,
+		    "urdma: rx_handler taken (%d), receiving by packet handlers\n",
+		    ret);
 
 	for (i = 0; i < 2; i++) {
 		pt = &udev->ptype[i];
@@ -160,9 +250,16 @@ void urdma_net_stop(struct urdma_dev *udev)
 {
 	if (!udev->net_started)
 		return;
+	udev->net_started = false;
+	if (udev->rx_handler) {
+		rtnl_lock();
+		netdev_rx_handler_unregister(udev->ndev); /* synchronize_net() */
+		rtnl_unlock();
+		udev->rx_handler = false;
+		return;
+	}
 	dev_remove_pack(&udev->ptype[0]);
 	dev_remove_pack(&udev->ptype[1]);	/* synchronize_net() */
-	udev->net_started = false;
 }
 
 /**

@@ -122,8 +122,9 @@ struct urdma_dev {
 	unsigned int num_engines;
 	unsigned int engines_alloc;
 	struct page *state_page;
-	struct packet_type ptype[2];
+	struct packet_type ptype[2];	/* receive: see net.c */
 	bool net_started;
+	bool rx_handler;		/* ... by the netdev's rx_handler */
 	struct mutex mcast_mutex;	/* attach/detach, and the MAC filter */
 	spinlock_t mcast_lock;		/* @mcast, for the engines */
 	struct list_head mcast;

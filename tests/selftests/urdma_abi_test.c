@@ -705,6 +705,7 @@ TEST_F(dev, get_context_resp_truncated)
 {
 	static const size_t drv_lens[] = { 0, 4, 12, 28 };
 	struct urdma_alloc_ucontext_resp want = {
+		.device_caps = URDMA_DEVICE_CAP_ERR_QPS,
 		.max_qp_wr = MAX_QP_WR, .max_sge = MAX_SGE,
 		.max_inline_data = MAX_INLINE, .max_cqe = MAX_CQE,
 		.max_srq_wr = MAX_SRQ_WR, .page_shift = 12,
