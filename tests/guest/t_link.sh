@@ -46,6 +46,55 @@ check "add on a temporary veth" rdma link add urdma_tmp type urdma netdev vtmp0
 ip link del vtmp0
 check "deleting the netdev removes the device" wait_for 10 no_ibdev urdma_tmp
 
+# Receive without the rx_handler (kernel/net.c): a macvlan holds it, so
+# the device falls back to packet handlers.  RC traffic to a device whose
+# netdev, the far end of a veth pair in its own namespace, has its
+# rx_handler still flows both ways.
+fb_cleanup() {
+	rdma link delete urdma_fb0 2>/dev/null
+	rdma link delete urdma_fb1 2>/dev/null
+	ip netns del fbns 2>/dev/null
+	ip link del vfb0 2>/dev/null
+}
+if ip link add vfb0 type veth peer name vfb1 &&
+	ip link add link vfb0 name mvfb0 type macvlan 2>/dev/null; then
+	ip netns add fbns && ip link set vfb1 netns fbns &&
+		ip addr add 10.81.0.1/24 dev vfb0 && ip link set vfb0 up &&
+		ip link set mvfb0 up &&
+		ip -n fbns addr add 10.81.0.2/24 dev vfb1 &&
+		ip -n fbns link set vfb1 up && ip -n fbns link set lo up
+	check "add on a netdev whose rx_handler a macvlan holds" \
+		rdma link add urdma_fb0 type urdma netdev vfb0
+	check "it receives by packet handlers (kernel log)" \
+		bash -c "dmesg | grep -q 'vfb0: urdma: rx_handler taken'"
+	check "add on the far end, in its own namespace" \
+		ip netns exec fbns rdma link add urdma_fb1 type urdma netdev vfb1
+	if wait_gid_v4 urdma_fb1 && g1=$GIDIDX && wait_gid_v4 urdma_fb0; then
+		log=${URDMA_RESULTS:-/tmp}/link-fallback
+		pp=(ibv_rc_pingpong -p 18690 -n 100 -s 8192 -c)
+		pair_run "$log" 18690 $((${#TMO[@]} + ${#pp[@]} + 8)) \
+			ip netns exec fbns "${TMO[@]}" "${pp[@]}" -d urdma_fb1 -g "$g1" \
+			"${TMO[@]}" "${pp[@]}" -d urdma_fb0 -g "$GIDIDX" 10.81.0.2
+		if [ "$PAIR_SRC" = 0 ] && [ "$PAIR_CRC" = 0 ] &&
+			grep -q ' bytes in .* seconds' "$log.client" &&
+			! grep -q 'invalid data' "$log.server" "$log.client"; then
+			tap_ok "RC between packet handlers and an rx_handler"
+		else
+			tap_fail "RC between packet handlers and an rx_handler" \
+				"$(pair_diag "$log")"
+		fi
+	else
+		tap_fail "RC between packet handlers and an rx_handler" \
+			"no IPv4 GID on urdma_fb0 or urdma_fb1"
+	fi
+	fb_cleanup
+	check "the fallback devices are gone" \
+		bash -c "[ ! -e /sys/class/infiniband/urdma_fb0 ] && [ ! -e /sys/class/infiniband/urdma_fb1 ]"
+else
+	ip link del vfb0 2>/dev/null
+	tap_skip "receive by packet handlers" "no macvlan in this kernel"
+fi
+
 # rmmod with devices present removes them all; reload restores ours.
 check "rmmod urdma with two devices" rmmod urdma
 check "all devices are gone" bash -c "no() { [ ! -e /sys/class/infiniband/\$1 ]; }; no $DEV && no urdma_b"
