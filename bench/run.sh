@@ -38,12 +38,17 @@ if [ "$QUICK" = 1 ]; then
 	RATE_QPS=(1 4)
 	MANY_QPS=16
 	LAT_ITERS=100
+	RATE_ITERS=500
 else
 	BW_SIZES=(2 64 1024 4096 65536 1048576)
 	LAT_SIZES=(2 64 1024 4096 65536)
 	RATE_QPS=(1 4 16)
 	MANY_QPS=1024
 	LAT_ITERS=1000
+	# Message rate: 64-byte WRITEs per QP.  5000 took urdma 7 ms, too
+	# short a run: its start (the engine waking, the first kicks) and a
+	# scheduler tick or two moved the figure by 2x between runs.
+	RATE_ITERS=20000
 fi
 BTMO=(timeout -k 5 120)
 PORT=19000
@@ -114,11 +119,12 @@ setup_wire() {
 
 # ---- one perftest run --------------------------------------------------------
 
-# perf KEY TOOL SIZE QPS ITERS: runs TOOL on KEY (dev/path), emits a record.
+# perf KEY TOOL SIZE QPS ITERS: runs TOOL on KEY (dev/path), emits a record
+# whose test is TOOL without "ib_" (PERF_TEST overrides it, e.g. "rate").
 perf() {
 	local key=$1 tool=$2 size=$3 qps=$4 iters=$5 args log row kind rec
-	local dev=${key%/*} path=${key#*/} srv cli
-	log=$LOGS/${dev}-${path}-${tool}-${size}-q${qps}
+	local dev=${key%/*} path=${key#*/} srv cli test=${PERF_TEST:-${2#ib_}}
+	log=$LOGS/${dev}-${path}-${test}-${size}-q${qps}
 	kind=bw
 	[[ $tool == *_lat ]] && kind=lat
 	local kdev=${DEVARGS_C[$key]#-d } k0=0 k1
@@ -161,7 +167,7 @@ perf() {
 		say "FAILED: $key $tool -s $size -q $qps (server $PAIR_SRC, client $PAIR_CRC; build/bench/failed/${log##*/}.*)"
 		[ -n "${PERF_QUIET:-}" ] && return 1
 		FAILS=$((FAILS + 1))
-		emit "{\"dev\":\"$dev\",\"path\":\"$path\",\"test\":\"${tool#ib_}\",\"size\":$size,\"qps\":$qps,\"error\":true}"
+		emit "{\"dev\":\"$dev\",\"path\":\"$path\",\"test\":\"$test\",\"size\":$size,\"qps\":$qps,\"error\":true}"
 		return 1
 	fi
 	# bw: #bytes #iterations peak avg[MiB/s] rate[Mpps]
@@ -184,8 +190,8 @@ perf() {
 		read -r k1 <"$kdev"
 		rec+=",\"kicks\":$((k1 - k0))"
 	fi
-	PERF_LAST="{\"dev\":\"$dev\",\"path\":\"$path\",\"test\":\"${tool#ib_}\",\"size\":$size,\"qps\":$qps,\"iters\":$iters,$rec}"
-	say "$key ${tool#ib_} $size B${qps:+ x$qps QP}: $rec"
+	PERF_LAST="{\"dev\":\"$dev\",\"path\":\"$path\",\"test\":\"$test\",\"size\":$size,\"qps\":$qps,\"iters\":$iters,$rec}"
+	say "$key $test $size B${qps:+ x$qps QP}: $rec"
 	[ -n "${PERF_QUIET:-}" ] || emit "$PERF_LAST"
 }
 
@@ -230,9 +236,7 @@ matrix() {
 		done
 	done
 	for q in "${RATE_QPS[@]}"; do
-		# One QP at 64 B is the bandwidth matrix's run.
-		[ "$q" = 1 ] && [[ " ${BW_SIZES[*]} " == *" 64 "* ]] && continue
-		perf3 "$key" ib_write_bw 64 "$q" "$(bw_iters 64)"
+		PERF_TEST=rate perf3 "$key" ib_write_bw 64 "$q" "$RATE_ITERS"
 	done
 }
 
@@ -329,7 +333,7 @@ if rmmod urdma && modprobe urdma engines=2 &&
 	DEVARGS_C[urdma/engines2]=${DEVARGS_C[urdma/local]}
 	CLI_ADDR[urdma/engines2]=127.0.0.1
 	for q in "${RATE_QPS[@]}"; do
-		perf urdma/engines2 ib_write_bw 64 "$q" "$(bw_iters 64)"
+		PERF_TEST=rate perf urdma/engines2 ib_write_bw 64 "$q" "$RATE_ITERS"
 	done
 	perf urdma/engines2 ib_write_bw 65536 4 "$(bw_iters 65536)"
 else

@@ -152,8 +152,10 @@ static int urdma_rx_frame(struct sk_buff *skb, struct net_device *ndev,
 }
 
 /*
- * Is the frame's destination this netdev's own address (or multicast)?
- * Others, which this host would route on, are not the device's to take.
+ * Is the frame for this host: multicast, one of the netdev's IPv4
+ * addresses, or an IPv6 address of the host (ipv6_chk_addr(): a
+ * link-local one on this netdev)?  A datagram this host would route on is
+ * not the device's to take.
  */
 static bool urdma_rx_local(struct sk_buff *skb, bool ipv6)
 {
