@@ -198,8 +198,14 @@ static rx_handler_result_t urdma_rx_handler(struct sk_buff **pskb)
 
 	if ((!ipv6 && skb->protocol != htons(ETH_P_IP)) ||
 	    (skb->pkt_type != PACKET_HOST &&
-	     skb->pkt_type != PACKET_MULTICAST) ||
-	    !pskb_may_pull(skb, iplen + sizeof(*udp)))
+	     skb->pkt_type != PACKET_MULTICAST))
+		return RX_HANDLER_PASS;
+	/* Ours to change before the pull, as bridge and macvlan do. */
+	skb = skb_share_check(skb, GFP_ATOMIC);
+	if (!skb)
+		return RX_HANDLER_CONSUMED;
+	*pskb = skb;
+	if (!pskb_may_pull(skb, iplen + sizeof(*udp)))
 		return RX_HANDLER_PASS;
 	if (ipv6 ? ipv6_hdr(skb)->nexthdr != IPPROTO_UDP :
 		   ip_hdr(skb)->protocol != IPPROTO_UDP ||

@@ -15,8 +15,9 @@
  * (RQ) command.  The engine sets asleep, issues a full barrier and polls
  * every doorbell once more before it sleeps, so either it sees the new
  * producer index or the provider sees asleep.  Receives kick only while
- * one of the engine's QPs is in ERROR (urdma_kick_rq).  SRQs belong to no engine:
- * posting to one kicks with a zero-WR POST_SRQ_RECV if any engine sleeps.
+ * one of the engine's QPs is in ERROR (urdma_kick_rq).  SRQs belong to
+ * no engine: posting to one kicks with a zero-WR POST_SRQ_RECV if any
+ * engine sleeps.
  *
  * The consumer indices of the doorbell record are the engine's, and are
  * only used to tell whether a queue is full: slots are addressed by the
