@@ -275,6 +275,10 @@ inline void fill_random(uint8_t *p, size_t len, std::mt19937_64 &rng)
 	}
 }
 
+// A key that the device did not hand out: the same index with another
+// 8-bit variant (the low byte of lkeys and rkeys on urdma, rxe and mlx5).
+inline uint32_t bad_key(uint32_t key) { return key ^ 0x5a; }
+
 // Where @a and @b first differ in @len bytes; -1 if they are equal.
 inline long first_diff(const void *a, const void *b, size_t len)
 {

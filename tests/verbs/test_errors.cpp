@@ -26,10 +26,6 @@ namespace {
 constexpr uint8_t kGuard = 0xEE;
 constexpr uint32_t kLen = 256;
 
-// A key that the device did not hand out: the same index with another
-// 8-bit variant (the low byte of lkeys and rkeys on urdma, rxe and mlx5).
-uint32_t bad_key(uint32_t key) { return key ^ 0x5a; }
-
 class DataErrors : public DataTest {
 protected:
 	void SetUp() override

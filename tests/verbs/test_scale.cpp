@@ -483,7 +483,7 @@ TEST_F(KickRuns, AReceiveToAQpTheEngineMovedToErrorIsFlushed)
 	ASSERT_EQ(post_send_verbs(p.a(), { rdma_wr(1, IBV_WR_RDMA_WRITE,
 						   { src_->sge(0, 64) },
 						   dst_->addr(),
-						   dst_->rkey() ^ 0x5a) }),
+						   bad_key(dst_->rkey())) }),
 		  0);
 	std::vector<ibv_wc> wcs = poll_cq(p.cq_a(), 1);
 	ASSERT_EQ(wcs.size(), 1u);
