@@ -177,6 +177,16 @@ pair_wait_server() {
 }
 pair_server_gone() { ! kill -0 "$1" 2>/dev/null; }
 
+# pingpong_ok LOG: a libibverbs pingpong pair under pair_run passed: both
+# exited 0 and printed their "N bytes in S seconds" line, and neither saw
+# invalid data (-c).
+pingpong_ok() {
+	[ "$PAIR_SRC" = 0 ] && [ "$PAIR_CRC" = 0 ] &&
+		grep -q ' bytes in .* seconds' "$1.server" &&
+		grep -q ' bytes in .* seconds' "$1.client" &&
+		! grep -q 'invalid data' "$1.server" "$1.client"
+}
+
 # pair_diag LOG: the pair's exit statuses and both outputs, for tap_fail.
 pair_diag() {
 	echo "server exit $PAIR_SRC, client exit $PAIR_CRC"

@@ -75,9 +75,7 @@ if ip link add vfb0 type veth peer name vfb1 &&
 		pair_run "$log" 18690 $((${#TMO[@]} + ${#pp[@]} + 8)) \
 			ip netns exec fbns "${TMO[@]}" "${pp[@]}" -d urdma_fb1 -g "$g1" \
 			"${TMO[@]}" "${pp[@]}" -d urdma_fb0 -g "$GIDIDX" 10.81.0.2
-		if [ "$PAIR_SRC" = 0 ] && [ "$PAIR_CRC" = 0 ] &&
-			grep -q ' bytes in .* seconds' "$log.client" &&
-			! grep -q 'invalid data' "$log.server" "$log.client"; then
+		if pingpong_ok "$log"; then
 			tap_ok "RC between packet handlers and an rx_handler"
 		else
 			tap_fail "RC between packet handlers and an rx_handler" \

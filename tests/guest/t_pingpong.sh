@@ -47,10 +47,7 @@ pp() {
 		echo "$PAIR_SRC $PAIR_CRC" >"$log.rc"
 	)
 	read -r PAIR_SRC PAIR_CRC <"$log.rc"
-	if [ "$PAIR_SRC" = 0 ] && [ "$PAIR_CRC" = 0 ] &&
-		grep -q ' bytes in .* seconds' "$log.server" &&
-		grep -q ' bytes in .* seconds' "$log.client" &&
-		! grep -q 'invalid data' "$log.server" "$log.client"; then
+	if pingpong_ok "$log"; then
 		tap_ok "$name"
 		echo "# $(grep -h ' bytes in .* seconds' "$log.client")"
 	else
