@@ -93,7 +93,11 @@ static unsigned int urdma_rx_ip(struct sk_buff *skb, bool ipv6)
 	return iplen;
 }
 
-/* Queue a frame at the IP header to its engine; consumes @skb. */
+/*
+ * Queue a frame at the IP header to its engine; consumes @skb.  The caller
+ * checked its packet type, made it unshared and pulled the IP and UDP
+ * headers.
+ */
 static int urdma_rx_queue(struct urdma_dev *udev, struct sk_buff *skb,
 			  bool ipv6)
 {
@@ -101,15 +105,6 @@ static int urdma_rx_queue(struct urdma_dev *udev, struct sk_buff *skb,
 	struct urdma_engine *eng;
 	unsigned int iplen;
 
-	if (skb->pkt_type != PACKET_HOST && skb->pkt_type != PACKET_MULTICAST)
-		goto consume;	/* not ours, or the IP layer's own loopback */
-	skb = skb_share_check(skb, GFP_ATOMIC);
-	if (!skb)
-		return NET_RX_DROP;
-	/* Cheap test first: is it UDP to 4791 at all? */
-	if (!pskb_may_pull(skb, (ipv6 ? sizeof(struct ipv6hdr) :
-				 sizeof(struct iphdr)) + sizeof(struct udphdr)))
-		goto consume;
 	if (skb_linearize(skb))
 		goto drop;
 	iplen = urdma_rx_ip(skb, ipv6);
@@ -143,12 +138,31 @@ consume:
 	return NET_RX_SUCCESS;
 }
 
+static bool urdma_rx_pkt_type_ok(const struct sk_buff *skb)
+{
+	return skb->pkt_type == PACKET_HOST ||
+	       skb->pkt_type == PACKET_MULTICAST;
+}
+
 /* The packet handlers (the fallback): they get every IP frame. */
 static int urdma_rx_frame(struct sk_buff *skb, struct net_device *ndev,
 			  struct packet_type *pt, struct net_device *orig)
 {
-	return urdma_rx_queue(pt->af_packet_priv, skb,
-			      pt->type == htons(ETH_P_IPV6));
+	bool ipv6 = pt->type == htons(ETH_P_IPV6);
+
+	if (!urdma_rx_pkt_type_ok(skb))
+		goto consume;	/* not ours, or the IP layer's own loopback */
+	skb = skb_share_check(skb, GFP_ATOMIC);
+	if (!skb)
+		return NET_RX_DROP;
+	/* Cheap test first: is it UDP to 4791 at all? */
+	if (!pskb_may_pull(skb, (ipv6 ? sizeof(struct ipv6hdr) :
+				 sizeof(struct iphdr)) + sizeof(struct udphdr)))
+		goto consume;
+	return urdma_rx_queue(pt->af_packet_priv, skb, ipv6);
+consume:
+	consume_skb(skb);
+	return NET_RX_SUCCESS;
 }
 
 /*
@@ -197,8 +211,7 @@ static rx_handler_result_t urdma_rx_handler(struct sk_buff **pskb)
 	const struct udphdr *udp;
 
 	if ((!ipv6 && skb->protocol != htons(ETH_P_IP)) ||
-	    (skb->pkt_type != PACKET_HOST &&
-	     skb->pkt_type != PACKET_MULTICAST))
+	    !urdma_rx_pkt_type_ok(skb))
 		return RX_HANDLER_PASS;
 	/* Ours to change before the pull, as bridge and macvlan do. */
 	skb = skb_share_check(skb, GFP_ATOMIC);
