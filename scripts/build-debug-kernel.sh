@@ -124,7 +124,7 @@ build() {
 	rm -rf "$dir/modules"
 	run_make "$dir" INSTALL_MOD_PATH="$dir/modules" modules_install
 
-	release=$(make -s -C "$dir/src" kernelrelease)
+	release=$(make -s --no-print-directory -C "$dir/src" kernelrelease)
 	echo "$release" >"$dir/kernelrelease"
 	cp "$dir/src/arch/x86/boot/bzImage" "$dir/bzImage"
 	[ -d "$dir/modules/lib/modules/$release" ] || die "modules not installed for $release"
