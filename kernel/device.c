@@ -393,7 +393,12 @@ struct urdma_dev *urdma_dev_create(const char *name, struct net_device *ndev)
 	ret = ib_device_set_netdev(ibdev, ndev, 1);
 	if (ret)
 		goto err_dealloc;
-	ret = urdma_engines_start(udev);
+	/*
+	 * The threads are named after the device, or after the netdev if
+	 * @name is a pattern: registration resolves that ("urdma%d").
+	 */
+	ret = urdma_engines_start(udev, strchr(name, '%') ?
+					netdev_name(ndev) : name);
 	if (ret)
 		goto err_dealloc;
 	ret = urdma_devtab_add(udev);

@@ -540,8 +540,10 @@ static int urdma_engine_cpumask(struct cpumask *mask)
 /**
  * urdma_engines_start - start a device's engine threads
  * @udev: the device; its state page is allocated here
+ * @name: what the threads are named after, "urdma/<name>/<index>": the
+ *	device's name (the ib_device has none until it is registered)
  */
-int urdma_engines_start(struct urdma_dev *udev)
+int urdma_engines_start(struct urdma_dev *udev, const char *name)
 {
 	unsigned int n = clamp(engines, 1U, URDMA_ENGINES_MAX), i;
 	cpumask_var_t mask;
@@ -585,8 +587,7 @@ int urdma_engines_start(struct urdma_dev *udev)
 			goto err;
 		}
 		eng->task = kthread_create(urdma_engine_thread, eng,
-					   "urdma/%s/%u", dev_name(&udev->ibdev.dev),
-					   i);
+					   "urdma/%s/%u", name, i);
 		if (IS_ERR(eng->task)) {
 			ret = PTR_ERR(eng->task);
 			eng->task = NULL;

@@ -109,7 +109,7 @@ struct urdma_engine {
 	struct list_head node;
 };
 
-int urdma_engines_start(struct urdma_dev *udev);
+int urdma_engines_start(struct urdma_dev *udev, const char *name);
 void urdma_engines_stop(struct urdma_dev *udev);
 void urdma_engine_attach(struct urdma_qp *qp);
 void urdma_engine_detach(struct urdma_qp *qp);

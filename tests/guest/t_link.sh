@@ -32,6 +32,14 @@ check "delete it" rdma link delete urdma_b
 check "it is gone" no_ibdev urdma_b
 check "add it again after delete" rdma link add urdma_b type urdma netdev "$OTHER"
 
+# The engine threads carry the device's name (the ib_device has none
+# before registration, where they start).
+engine_thread() { grep -qx "$1" /proc/[0-9]*/comm; }
+check "urdma_b's engine thread is named urdma/urdma_b/0" \
+	engine_thread urdma/urdma_b/0
+check "no engine thread is named after a null string" \
+	bash -c '! grep -q "(null)" /proc/[0-9]*/comm'
+
 # Port state follows the netdev.
 port_state() { rdma link show urdma_b/1 | grep -q "state $1 "; }
 ip link set "$OTHER" down
