@@ -808,6 +808,12 @@ static void urdma_req_read_resp(struct urdma_engine *eng, struct urdma_qp *qp,
 	    !urdma_req_place(eng, qp, f, off, pkt->payload, pkt->paylen))
 		return;
 	f->got++;
+	/*
+	 * Progress: restart the timer.  MIDDLE responses carry no AETH, so
+	 * no ACK does it; a READ whose responses take longer than the ACK
+	 * timeout would otherwise time out while its data is arriving.
+	 */
+	urdma_req_arm(qp);
 	if (last)
 		f->done = true;
 	if (pkt->flags & URDMA_PF_AETH)

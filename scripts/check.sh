@@ -156,8 +156,9 @@ lane_twohost() {
 	twohost_pair urdma rxe "$TWOHOST_TESTS uc srq write_bw_R send_lat_R"
 	twohost_pair rxe urdma "$TWOHOST_TESTS"
 	twohost_pair urdma urdma "$TWOHOST_TESTS"
-	# netem (1 GiB byte-exact through loss, reordering, duplication) and
-	# a pulled link, urdma on both sides.
+	# netem (1 GiB byte-exact through loss, reordering, duplication), a
+	# 2 Mbit/s link (READs slower than the ACK timeout) and a pulled
+	# link, urdma on both sides.
 	twohost_run fault tests/twohost/t_fault.sh tests/twohost/t_fault.sh
 }
 

@@ -6,6 +6,12 @@
 #             reordering, 1% duplication.  urdma_xfer moves URDMA_FAULT_BYTES
 #             (default 1 GiB) in WRITE, READ and SEND, every byte checked;
 #             the requester's retry counters must show that recovery ran.
+#   slowlink  the server's side of the link sends at 2 Mbit/s (netem rate):
+#             a 64 KiB READ's 16 responses take about 270 ms, four times
+#             the ACK timeout (timeout 14: 67 ms), but one comes every
+#             17 ms.  Each READ response the requester takes restarts its
+#             timer, so 4 rounds move byte-exact.  (When only an ACK
+#             restarted it, the READ failed RETRY_EXC_ERR.)
 #   linkdown  the client pulls its link mid-transfer: its QP must fail with
 #             RETRY_EXC_ERR within the retry budget (urdma_xfer checks),
 #             every WR completes, and after the link comes back a new QP
@@ -23,7 +29,7 @@ BYTES=${URDMA_FAULT_BYTES:-1073741824}
 RESULTS=${URDMA_RESULTS:-/tmp}/twohost-fault-$ROLE
 mkdir -p "$RESULTS"
 TESTS=("$@")
-[ ${#TESTS[@]} -gt 0 ] || TESTS=(netem linkdown)
+[ ${#TESTS[@]} -gt 0 ] || TESTS=(netem slowlink linkdown)
 
 if [ ! -x "$XFER" ]; then
 	tap_fail "urdma_xfer is built" "$XFER missing (scripts/build-tests.sh)"
@@ -105,6 +111,25 @@ for t in "${TESTS[@]}"; do
 			else
 				tap_fail "netem: the responder saw $d duplicate requests" "$(counters)"
 			fi
+		fi
+		;;
+	slowlink)
+		before_timeouts=$(counter timeouts)
+		shaped=0
+		if [ "$ROLE" = server ]; then
+			check "netem on $NIC: rate 2mbit" \
+				tc qdisc add dev "$NIC" root netem rate 2mbit || continue
+			shaped=1
+		fi
+		xfer "slow link: READs slower than the ACK timeout complete, byte-exact" \
+			"$port" 'OK$' -c 1 -t 120 -- -b 786432 -t 120 --ack-timeout 14
+		echo "# counters: $(counters)"
+		if [ "$shaped" = 1 ]; then
+			tc -s qdisc show dev "$NIC" | sed 's/^/# /'
+			check "netem removed" tc qdisc del dev "$NIC" root
+		else
+			# Not asserted: a stalled guest may time out once.
+			echo "# slow link: the requester timed out $(($(counter timeouts) - before_timeouts)) times"
 		fi
 		;;
 	linkdown)
