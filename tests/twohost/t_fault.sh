@@ -48,6 +48,12 @@ counters() {
 	for c in "${COUNTERS[@]}"; do printf '%s=%s ' "$c" "$(counter "$c")"; done
 }
 
+# netem_off: print the netem qdisc's statistics, then remove it.
+netem_off() {
+	tc -s qdisc show dev "$NIC" | sed 's/^/# /'
+	check "netem removed" tc qdisc del dev "$NIC" root
+}
+
 # xfer NAME PORT OKRE SERVER_ARGS -- CLIENT_ARGS: this side of one transfer.
 # The client retries for up to 90 s while the server does not listen yet
 # (rejected before it connected).
@@ -93,8 +99,7 @@ for t in "${TESTS[@]}"; do
 		xfer "netem: $((BYTES >> 20)) MiB of WRITE, READ and SEND, byte-exact" \
 			"$port" 'OK$' -c 1 -t 300 -- -b "$BYTES" -t 300
 		echo "# counters: $(counters)"
-		tc -s qdisc show dev "$NIC" | sed 's/^/# /'
-		check "netem removed" tc qdisc del dev "$NIC" root
+		netem_off
 		# Each side sends (client: requests; server: responses) through
 		# its own netem, so each side's requester or responder recovered.
 		if [ "$ROLE" = client ]; then
@@ -115,18 +120,15 @@ for t in "${TESTS[@]}"; do
 		;;
 	slowlink)
 		before_timeouts=$(counter timeouts)
-		shaped=0
 		if [ "$ROLE" = server ]; then
 			check "netem on $NIC: rate 2mbit" \
 				tc qdisc add dev "$NIC" root netem rate 2mbit || continue
-			shaped=1
 		fi
 		xfer "slow link: READs slower than the ACK timeout complete, byte-exact" \
 			"$port" 'OK$' -c 1 -t 120 -- -b 786432 -t 120 --ack-timeout 14
 		echo "# counters: $(counters)"
-		if [ "$shaped" = 1 ]; then
-			tc -s qdisc show dev "$NIC" | sed 's/^/# /'
-			check "netem removed" tc qdisc del dev "$NIC" root
+		if [ "$ROLE" = server ]; then
+			netem_off
 		else
 			# Not asserted: a stalled guest may time out once.
 			echo "# slow link: the requester timed out $(($(counter timeouts) - before_timeouts)) times"
