@@ -170,11 +170,12 @@ def targets(t, out):
     # The copy rate of the same minutes of the boot: measured just before
     # and after urdma's runs (older results have none: the boot's best).
     mb = t.best("memcpy", 65536, "mbps", max, "beside")
-    r = None if None in (u, mb or m) else u / (mb or m)
+    lim = mb or m
+    r = None if None in (u, lim) else u / lim
     add("64 KiB ib_write_bw vs memcpy", fmt(r and 100 * r, 0) + "%", ">= 70%",
         None if r is None else r >= 0.7,
         "urdma / the guest's fastest copy of 64 KiB, measured just before "
-        f"and after urdma's runs ({fmt(mb or m)} MB/s)" if mb else
+        f"and after urdma's runs ({fmt(lim)} MB/s)" if mb else
         "urdma / the guest's fastest copy of 64 KiB")
     r = None if None in (u, m) else u / m
     if mb:

@@ -223,15 +223,17 @@ perf3() {
 
 # matrix KEY: the bandwidth, latency and message-rate tests on one device.
 matrix() {
-	local key=$1 t s q run
+	local key=$1 t s q run near
 	for t in write_bw read_bw send_bw; do
 		for s in "${BW_SIZES[@]}"; do
 			run=perf
 			[ "$s" = 65536 ] && run=perf3
 			# The memcpy target's limit, measured beside its runs.
-			[ "$key/$t/$s" = urdma/local/write_bw/65536 ] && beside
+			near=:
+			[ "$key/$t/$s" = urdma/local/write_bw/65536 ] && near=beside
+			$near
 			$run "$key" "ib_$t" "$s" 1 "$(bw_iters "$key" "$s")"
-			[ "$key/$t/$s" = urdma/local/write_bw/65536 ] && beside
+			$near
 		done
 	done
 	for t in write_lat send_lat read_lat atomic_lat; do
@@ -285,14 +287,13 @@ crc_rate() {
 		on && /4096 byte blocks, 4096 bytes per update/ { v = $(NF - 1) }
 		END { if (v) printf "%.1f", v / 1e6 }'
 }
-# limit_rec: urdma_limits' records, marked as the guest's limits.
-limit_rec() { sed 's/^{/{"dev":"limit","path":"local",/' >>"$OUT"; }
+# limit_rec [PATH]: urdma_limits' records, marked as the guest's limits
+# (path "local" unless given).
+limit_rec() { sed "s/^{/{\"dev\":\"limit\",\"path\":\"${1:-local}\",/" >>"$OUT"; }
 # beside: 64 KiB memcpy, just before and after urdma's 64 KiB write_bw runs
 # (path "beside"): the memcpy target sets urdma against the copy rate of
 # the same minutes of the boot (docs/performance.md).
-beside() {
-	"$LIMITS" memcpy 65536 | sed 's/^{/{"dev":"limit","path":"beside",/' >>"$OUT"
-}
+beside() { "$LIMITS" memcpy 65536 | limit_rec beside; }
 # limits: the guest's own limits.  Measured before and after the matrix;
 # the report takes the best of the two (a run right after boot, or one that
 # a background task disturbed, reads low).

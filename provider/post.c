@@ -118,15 +118,14 @@ static inline bool urdma_engine_asleep(struct urdma_context *ctx,
 }
 
 /*
- * Wake the QP's engine if it sleeps: a POST_SEND with zero WRs.  It goes
- * through write(2), uverbs' original command ABI, which the kernel keeps
- * beside the ioctl() one that ibv_cmd_post_send() would take: the ioctl
- * path parses an attribute bundle and passes the LSM's ioctl hook, and
- * under TCG that was 0.3 us of each kick (docs/performance.md).
+ * A POST_SEND with zero WRs through write(2), uverbs' original command
+ * ABI, which the kernel keeps beside the ioctl() one that
+ * ibv_cmd_post_send() takes: the ioctl path parses an attribute bundle and
+ * passes the LSM's ioctl hook, about 0.7 us of each kick under TCG
+ * (docs/performance.md).  Return: whether the kernel took it.
  */
-static int urdma_kick_sq(struct urdma_qp *qp)
+static bool urdma_kick_write(struct urdma_qp *qp)
 {
-	struct urdma_context *ctx = to_urdma_ctx(qp->vqp.qp.context);
 	struct ib_uverbs_post_send_resp resp;
 	struct {
 		struct ib_uverbs_cmd_hdr hdr;
@@ -143,14 +142,24 @@ static int urdma_kick_sq(struct urdma_qp *qp)
 			.wqe_size = sizeof(struct ib_uverbs_send_wr),
 		},
 	};
+
+	return write(qp->vqp.qp.context->cmd_fd, &req, sizeof(req)) ==
+	       sizeof(req);
+}
+
+/* Wake the QP's engine if it sleeps: a POST_SEND with zero WRs. */
+static int urdma_kick_sq(struct urdma_qp *qp)
+{
+	struct urdma_context *ctx = to_urdma_ctx(qp->vqp.qp.context);
 	struct ibv_send_wr *bad_wr;
 
-	if (!urdma_engine_asleep(ctx, qp->engine))
+	if (!urdma_engine_asleep(ctx, qp->engine) || urdma_kick_write(qp))
 		return 0;
-	if (write(qp->vqp.qp.context->cmd_fd, &req, sizeof(req)) ==
-	    sizeof(req))
-		return 0;
-	/* A kernel without the write ABI: the ioctl() path. */
+	/*
+	 * uverbs refuses write(2) to a process that changed its security
+	 * context since it opened the device, or one that is gone: the
+	 * ioctl() path, which also reports the error.
+	 */
 	return ibv_cmd_post_send(&qp->vqp.qp, NULL, &bad_wr);
 }
 
