@@ -299,7 +299,18 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 	*wqe_sent = false;
 	switch (wqe->opcode) {
 	case URDMA_WQE_RDMA_READ:
-		/* One request for what is still missing. */
+		/*
+		 * One request for what is still missing.  A go-back that
+		 * started at an earlier WQE reaches this READ with w->off 0,
+		 * but its first f->got responses are placed already: ask from
+		 * the first missing one, as for the READ the go-back began at
+		 * (a responder takes a duplicate READ at any of its PSNs, see
+		 * urdma_resp_dup(); so does rxe).
+		 */
+		if (!w->off && f->got) {
+			w->off = f->got * mtu;
+			psn = urdma_psn_add(f->first_psn, f->got);
+		}
 		opcode = URDMA_OP_READ_REQ;
 		if (urdma_wire_pkt(qp, opcode, psn, 0, true, false, &tx))
 			return 0;
