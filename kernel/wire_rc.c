@@ -624,6 +624,19 @@ static void urdma_req_arm(struct urdma_qp *qp)
 	qp->wire->timeout_at = ktime_add_ns(ktime_get(), urdma_rto_ns(qp));
 }
 
+/*
+ * The responder answered something new: an ACK of a later PSN, or the READ
+ * response that was due next.  retry_cnt bounds the timeouts in a row
+ * without such progress (as rxe's reset_retry_counters() does), not those
+ * of one WQE: on a lossy link a READ of many responses, or a long SEND,
+ * can see more timeouts than that and still move.
+ */
+static void urdma_req_progress(struct urdma_qp *qp)
+{
+	qp->wire->retry_left = qp->attr.retry_cnt;
+	urdma_req_arm(qp);
+}
+
 /* ---- requester: completions --------------------------------------------- */
 
 /* Whether the WQE at the SQ head is complete. */
@@ -732,7 +745,7 @@ static void urdma_req_acked(struct urdma_qp *qp, u32 psn)
 	    urdma_psn_diff(psn, w->psn_max) < 0) {
 		w->acked = psn;
 		w->rnr_wait = false;
-		urdma_req_arm(qp);
+		urdma_req_progress(qp);
 	}
 }
 
@@ -820,11 +833,11 @@ static void urdma_req_read_resp(struct urdma_engine *eng, struct urdma_qp *qp,
 		return;
 	f->got++;
 	/*
-	 * Progress: restart the timer.  MIDDLE responses carry no AETH, so
-	 * no ACK does it; a READ whose responses take longer than the ACK
-	 * timeout would otherwise time out while its data is arriving.
+	 * Progress.  MIDDLE responses carry no AETH, so no ACK restarts the
+	 * timer; a READ whose responses take longer than the ACK timeout
+	 * would otherwise time out while its data is arriving.
 	 */
-	urdma_req_arm(qp);
+	urdma_req_progress(qp);
 	if (last)
 		f->done = true;
 	if (pkt->flags & URDMA_PF_AETH)
