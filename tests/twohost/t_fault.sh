@@ -42,7 +42,7 @@ twohost_ready
 counter() {
 	cat "/sys/class/infiniband/$DEV/ports/1/hw_counters/$1" 2>/dev/null || echo 0
 }
-COUNTERS=(retries seq_naks_rcvd timeouts read_gaps seq_naks_sent dup_reqs tx_errs rx_drops)
+COUNTERS=(retries seq_naks_rcvd timeouts read_gaps seq_naks_sent dup_reqs tx_errs rx_drops tx_pkts rx_pkts)
 counters() {
 	local c
 	for c in "${COUNTERS[@]}"; do printf '%s=%s ' "$c" "$(counter "$c")"; done
