@@ -625,11 +625,12 @@ static void urdma_req_arm(struct urdma_qp *qp)
 }
 
 /*
- * The responder answered something new: an ACK of a later PSN, or the READ
- * response that was due next.  retry_cnt bounds the timeouts in a row
- * without such progress (as rxe's reset_retry_counters() does), not those
- * of one WQE: on a lossy link a READ of many responses, or a long SEND,
- * can see more timeouts than that and still move.
+ * Progress: the responder answered something new (an ACK of a later PSN,
+ * or the READ response that was due next), or a WQE completed.  retry_cnt
+ * bounds the timeouts in a row without progress (as rxe's
+ * reset_retry_counters() does), not those of one WQE: on a lossy link a
+ * READ of many responses, or a long SEND, can see more timeouts than that
+ * and still move.
  */
 static void urdma_req_progress(struct urdma_qp *qp)
 {
@@ -687,7 +688,6 @@ static int urdma_req_complete(struct urdma_engine *eng, struct urdma_qp *qp)
 		if (w->cur == qp->sq_cons)
 			urdma_req_skip(w, f);
 		urdma_sq_retire(qp);
-		w->retry_left = qp->attr.retry_cnt;
 		w->rnr_left = qp->attr.rnr_retry;
 		n++;
 		urdma_count(eng, URDMA_CNT_WQES);
@@ -702,7 +702,7 @@ static int urdma_req_complete(struct urdma_engine *eng, struct urdma_qp *qp)
 			break;
 	}
 	if (n)
-		urdma_req_arm(qp);
+		urdma_req_progress(qp);
 	return n;
 }
 
