@@ -23,8 +23,9 @@ import socket
 import struct
 import sys
 import time
-import zlib
 
+import roce
+from roce import bth
 from pyverbs.addr import AHAttr, GID, GlobalRoute
 from pyverbs.cq import CQ
 from pyverbs.device import Context
@@ -54,60 +55,12 @@ def counters():
     return {c: int(open(base + c).read()) for c in COUNTERS}
 
 
-def ip_csum(hdr):
-    s = sum(struct.unpack("!10H", hdr))
-    s = (s >> 16) + (s & 0xFFFF)
-    s += s >> 16
-    return ~s & 0xFFFF
-
-
-def icrc(ip_udp_bth_rest):
-    """ICRC over IP + UDP + transport headers + payload (IPv4)."""
-    m = bytearray(ip_udp_bth_rest)
-    m[1] = 0xFF                     # TOS
-    m[8] = 0xFF                     # TTL
-    m[10:12] = b"\xff\xff"          # IP checksum
-    m[26:28] = b"\xff\xff"          # UDP checksum
-    if len(m) > 32:
-        m[32] = 0xFF                # BTH resv8a
-    return struct.pack("<I", zlib.crc32(b"\xff" * 8 + bytes(m)))
-
-
 def frame(transport, good_icrc=True, udp_len_delta=0):
-    """An Ethernet frame carrying @transport (BTH onwards, no ICRC)."""
-    udp_len = 8 + len(transport) + 4
-    tot = 20 + udp_len
-    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, tot, 0x1234, 0x4000,
-                               64, 17, 0, socket.inet_aton(SRC_IP),
-                               socket.inet_aton(DST_IP)))
-    ip[10:12] = struct.pack("!H", ip_csum(bytes(ip)))
-    udp = struct.pack("!HHHH", 49152, 4791, udp_len + udp_len_delta, 0)
-    body = bytes(ip) + udp + transport
-    crc = icrc(body)
-    if not good_icrc:
-        crc = bytes([crc[0] ^ 0xFF]) + crc[1:]
-    return DST_MAC + SRC_MAC + b"\x08\x00" + body + crc
-
-
-def bth(opcode, qpn, psn, pad=0, se=0, ackreq=0, tver=0, pkey=0xFFFF):
-    w0 = (opcode << 24) | (se << 23) | (pad << 20) | (tver << 16) | pkey
-    return struct.pack("!III", w0, qpn & 0xFFFFFF,
-                       (ackreq << 31) | (psn & 0xFFFFFF))
-
-
-def mac(ifname):
-    return bytes.fromhex(open(f"/sys/class/net/{ifname}/address")
-                         .read().strip().replace(":", ""))
+    return LINK.frame(transport, good_icrc, udp_len_delta)
 
 
 def send(frames):
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-    s.bind((TX_IF, 0))
-    for i, f in enumerate(frames):
-        s.send(f)
-        if i % 64 == 63:
-            time.sleep(0.01)    # let the engine keep up (queue of 4096)
-    s.close()
+    roce.send(TX_IF, frames)
 
 
 def settle(before, want, timeout=20.0):
@@ -165,12 +118,12 @@ def live_qp(gid_index):
 
 
 def main():
-    global DST_MAC, SRC_MAC
+    global LINK
     gid_index = int(sys.argv[1])
     seed = int(os.environ.get("URDMA_FUZZ_SEED", random.randrange(1 << 30)))
     print(f"# seed {seed}")
     rnd = random.Random(seed)
-    DST_MAC, SRC_MAC = mac(RX_IF), mac(TX_IF)
+    LINK = roce.Link(roce.mac(TX_IF), roce.mac(RX_IF), SRC_IP, DST_IP)
 
     ctx, pd, cq, qp, mr, rts = live_qp(gid_index)
     qpn = qp.qp_num

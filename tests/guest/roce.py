@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""RoCEv2 frames built by hand, for the tests that play a forger on the wire
+(wirefuzz.py, wirespoof.py): IPv4, UDP to 4791, a BTH and whatever follows,
+and a correct ICRC (IBTA A17.3.3), sent from a raw socket on an interface."""
+import socket
+import struct
+import time
+import zlib
+
+ROCE_PORT = 4791
+
+# Opcodes (IBTA 9.2, table 35) the tests use.
+RC_SEND_ONLY = 0x04
+RC_WRITE_ONLY = 0x0A
+RC_ACK = 0x11
+UD_SEND_ONLY = 0x64
+
+# AETH syndromes (IBTA 9.7.5.2.3, table 42).
+AETH_NAK_REM_ACCESS = 0x62
+AETH_NAK_INV_REQ = 0x61
+AETH_NAK_PSN_SEQ = 0x60
+
+
+def ip_csum(hdr):
+    s = sum(struct.unpack("!10H", hdr))
+    s = (s >> 16) + (s & 0xFFFF)
+    s += s >> 16
+    return ~s & 0xFFFF
+
+
+def icrc(ip_udp_bth_rest):
+    """ICRC over IP + UDP + transport headers + payload (IPv4)."""
+    m = bytearray(ip_udp_bth_rest)
+    m[1] = 0xFF                     # TOS
+    m[8] = 0xFF                     # TTL
+    m[10:12] = b"\xff\xff"          # IP checksum
+    m[26:28] = b"\xff\xff"          # UDP checksum
+    if len(m) > 32:
+        m[32] = 0xFF                # BTH resv8a
+    return struct.pack("<I", zlib.crc32(b"\xff" * 8 + bytes(m)))
+
+
+def bth(opcode, qpn, psn, pad=0, se=0, ackreq=0, tver=0, pkey=0xFFFF):
+    w0 = (opcode << 24) | (se << 23) | (pad << 20) | (tver << 16) | pkey
+    return struct.pack("!III", w0, qpn & 0xFFFFFF,
+                       (ackreq << 31) | (psn & 0xFFFFFF))
+
+
+def aeth(syndrome, msn):
+    return struct.pack("!I", (syndrome << 24) | (msn & 0xFFFFFF))
+
+
+class Link:
+    """Frames from (src_mac, src_ip) to (dst_mac, dst_ip)."""
+
+    def __init__(self, src_mac, dst_mac, src_ip, dst_ip):
+        self.src_mac, self.dst_mac = src_mac, dst_mac
+        self.src_ip, self.dst_ip = src_ip, dst_ip
+
+    def frame(self, transport, good_icrc=True, udp_len_delta=0, src_ip=None):
+        """An Ethernet frame carrying @transport (BTH onwards, no ICRC)."""
+        udp_len = 8 + len(transport) + 4
+        tot = 20 + udp_len
+        ip = bytearray(struct.pack(
+            "!BBHHHBBH4s4s", 0x45, 0, tot, 0x1234, 0x4000, 64, 17, 0,
+            socket.inet_aton(src_ip or self.src_ip),
+            socket.inet_aton(self.dst_ip)))
+        ip[10:12] = struct.pack("!H", ip_csum(bytes(ip)))
+        udp = struct.pack("!HHHH", 49152, ROCE_PORT, udp_len + udp_len_delta,
+                          0)
+        body = bytes(ip) + udp + transport
+        crc = icrc(body)
+        if not good_icrc:
+            crc = bytes([crc[0] ^ 0xFF]) + crc[1:]
+        return self.dst_mac + self.src_mac + b"\x08\x00" + body + crc
+
+
+def mac(ifname):
+    return bytes.fromhex(open(f"/sys/class/net/{ifname}/address")
+                         .read().strip().replace(":", ""))
+
+
+def send(ifname, frames, pace=64):
+    """Send @frames on @ifname, resting 10 ms after every @pace frames so
+    that the engine's receive queue (4096 frames) keeps up."""
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((ifname, 0))
+    for i, f in enumerate(frames):
+        s.send(f)
+        if i % pace == pace - 1:
+            time.sleep(0.01)
+    s.close()
