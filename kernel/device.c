@@ -92,6 +92,7 @@ void urdma_fill_device_attr(struct ib_device_attr *attr)
 	attr->max_cq = URDMA_MAX_CQ;
 	attr->max_cqe = URDMA_MAX_CQE;
 	attr->max_mr = URDMA_MAX_MR;
+	attr->max_mw = URDMA_MAX_MW;
 	attr->max_pd = URDMA_MAX_PD;
 	attr->max_qp_rd_atom = URDMA_MAX_RD_ATOM;
 	attr->max_qp_init_rd_atom = URDMA_MAX_RD_ATOM;

@@ -231,8 +231,8 @@ static u8 urdma_lkey_sg(struct urdma_dev *udev, u32 pdn,
 	struct urdma_mr *mr;
 
 	if (!mem || mem->type == URDMA_MEM_MW ||
-	    READ_ONCE(mem->state) != URDMA_MEM_VALID || mem->pdn != pdn ||
-	    (READ_ONCE(mem->access) & access) != access)
+	    READ_ONCE(mem->state) != URDMA_MEM_VALID ||
+	    READ_ONCE(mem->pdn) != pdn || !urdma_mem_grants(mem, access))
 		return IB_WC_LOC_PROT_ERR;
 	mr = urdma_mem_to_mr(mem);
 	if (!urdma_mr_in_bounds(mr, sge->addr, sge->length))
@@ -285,6 +285,9 @@ u8 urdma_lkey_sgl(struct urdma_dev *udev, u32 pdn,
  * @access: IB_ACCESS_REMOTE_* needed
  * @sg: filled on success
  *
+ * An MR's key is checked against the MR; a window's against the window
+ * and then the MR behind it (urdma_mw_mr()), every time.
+ *
  * Return: whether the responder grants the access.
  */
 bool urdma_rkey_sg(const struct urdma_peer *peer, u32 rkey, u64 va,
@@ -295,26 +298,31 @@ bool urdma_rkey_sg(const struct urdma_peer *peer, u32 rkey, u64 va,
 	u64 end;
 
 	if (!mem || READ_ONCE(mem->state) != URDMA_MEM_VALID ||
-	    (READ_ONCE(mem->access) & access) != access)
+	    !urdma_mem_grants(mem, access))
 		return false;
 	if (mem->type == URDMA_MEM_MW) {
 		struct urdma_mw *mw = container_of(mem, struct urdma_mw, mem);
+		struct urdma_mw_view v;
 
-		if (mw->ibmw.type == IB_MW_TYPE_2 ?
-		    READ_ONCE(mw->qpn) != peer->qp->ibqp.qp_num :
-		    mem->pdn != peer->pdn)
+		if (!urdma_mw_view(mw, rkey, &v) ||
+		    (v.access & access) != access || mem->pdn != peer->pdn)
 			return false;
-		if (va < mw->addr || check_add_overflow(va, len, &end) ||
-		    end > mw->addr + mw->length)
+		/* Type 2: only through the QP it was bound to (o10-37.2.47). */
+		if (mw->ibmw.type == IB_MW_TYPE_2 &&
+		    (v.qpn != peer->qp->ibqp.qp_num ||
+		     v.qp_serial != peer->qp->serial))
 			return false;
-		mem = urdma_key_lookup(&peer->dev->keys, READ_ONCE(mw->mr_key));
-		if (!mem || mem->type == URDMA_MEM_MW ||
-		    READ_ONCE(mem->state) != URDMA_MEM_VALID)
+		if (va < v.addr || check_add_overflow(va, len, &end) ||
+		    end > v.addr + v.length)
 			return false;
-	} else if (mem->pdn != peer->pdn) {
-		return false;
+		mr = urdma_mw_mr(peer->dev, mw, &v, access);
+		if (!mr)
+			return false;
+	} else {
+		if (READ_ONCE(mem->pdn) != peer->pdn)
+			return false;
+		mr = urdma_mem_to_mr(mem);
 	}
-	mr = urdma_mem_to_mr(mem);
 	if (!urdma_mr_in_bounds(mr, va, len))
 		return false;
 	sg->kva = NULL;
@@ -783,6 +791,7 @@ u8 urdma_bind_mw(struct urdma_qp *qp, const struct urdma_send_wqe *wqe)
 	struct urdma_mem *mem, *mrmem;
 	struct urdma_mw *mw;
 	struct urdma_mr *mr;
+	u64 gen;
 	/* Local rights and MW_BIND mean nothing for a window; ignore them. */
 	int access = b->access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_MW_BIND);
 
@@ -801,34 +810,44 @@ u8 urdma_bind_mw(struct urdma_qp *qp, const struct urdma_send_wqe *wqe)
 
 	/* A zero-length bind of a type 1 window unbinds it. */
 	if (!b->length && mw->ibmw.type == IB_MW_TYPE_1) {
+		if (!urdma_mw_bind_begin(mw))
+			return IB_WC_MW_BIND_ERR;
 		WRITE_ONCE(mem->state, URDMA_MEM_INVALID);
 		WRITE_ONCE(mem->key, b->new_rkey);
+		urdma_mw_bind_end(mw);
 		return IB_WC_SUCCESS;
 	}
 
 	mrmem = urdma_key_lookup(&udev->keys, b->mr_lkey);
 	if (!mrmem || mrmem->type == URDMA_MEM_MW ||
-	    READ_ONCE(mrmem->state) != URDMA_MEM_VALID || mrmem->pdn != pdn ||
-	    !(mrmem->access & IB_ACCESS_MW_BIND))
+	    READ_ONCE(mrmem->state) != URDMA_MEM_VALID ||
+	    READ_ONCE(mrmem->pdn) != pdn ||
+	    !urdma_mem_grants(mrmem, IB_ACCESS_MW_BIND))
 		return IB_WC_MW_BIND_ERR;
+	/* C10-74; urdma_mw_mr() holds the MR to it at every access. */
 	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
-	    !(mrmem->access & IB_ACCESS_LOCAL_WRITE))
+	    !urdma_mem_grants(mrmem, IB_ACCESS_LOCAL_WRITE))
 		return IB_WC_MW_BIND_ERR;
 	mr = urdma_mem_to_mr(mrmem);
+	/* The generation is read after the state; pairs with rereg's wmb. */
+	smp_rmb();
+	gen = READ_ONCE(mr->gen);
 	if (!urdma_mr_in_bounds(mr, b->addr, b->length))
 		return IB_WC_MW_BIND_ERR;
 
-	/* Invalid while it changes, so the responder sees old or new. */
-	WRITE_ONCE(mem->state, URDMA_MEM_INVALID);
-	smp_wmb();	/* invalid before the fields change */
-	mw->mr_key = b->mr_lkey;
-	mw->addr = b->addr;
-	mw->length = b->length;
+	/* An access sees the old binding or the new one (urdma_mw_view()). */
+	if (!urdma_mw_bind_begin(mw))
+		return IB_WC_MW_BIND_ERR;
+	WRITE_ONCE(mw->mr_key, b->mr_lkey);
+	WRITE_ONCE(mw->mr_gen, gen);
+	WRITE_ONCE(mw->addr, b->addr);
+	WRITE_ONCE(mw->length, b->length);
 	WRITE_ONCE(mw->qpn, qp->ibqp.qp_num);
+	WRITE_ONCE(mw->qp_serial, qp->serial);
 	WRITE_ONCE(mem->access, access);
 	WRITE_ONCE(mem->key, b->new_rkey);
-	smp_wmb();	/* the new fields before valid */
 	WRITE_ONCE(mem->state, URDMA_MEM_VALID);
+	urdma_mw_bind_end(mw);
 	return IB_WC_SUCCESS;
 }
 

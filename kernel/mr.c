@@ -2,6 +2,14 @@
 /*
  * urdma memory: key allocation, translation tables (MTT) built from pinned
  * user memory, and the MR verbs.
+ *
+ * Windows.  A remote access through a memory window is checked against the
+ * window and against the MR behind it, every time, not only when the
+ * window was bound (urdma_mw_mr()): the MR must still be the one the
+ * window was bound to, valid, in the window's PD, and grant what the bind
+ * required of it.  Re-registering an MR invalidates every window bound to
+ * it, as the IBTA allows (the MR takes a new generation, which the windows
+ * no longer match); they can be bound again.
  */
 #include <linux/overflow.h>
 #include <linux/slab.h>
@@ -181,6 +189,121 @@ int urdma_check_access(int access)
 }
 EXPORT_SYMBOL_IF_KUNIT(urdma_check_access);
 
+/* Access rights that let the engine write into an MR's pages. */
+#define URDMA_ACCESS_WRITES	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+				 IB_ACCESS_REMOTE_ATOMIC)
+
+/**
+ * urdma_mem_grants - does an MR or window grant @access now?
+ * @mem: its key table entry
+ * @access: IB_ACCESS_* wanted
+ *
+ * A write of any kind also needs LOCAL_WRITE: only then are an MR's pages
+ * pinned writable (urdma_check_access() and re-registration keep that
+ * true), and for a window, only then may the MR behind it be written.
+ */
+bool urdma_mem_grants(const struct urdma_mem *mem, int access)
+{
+	int granted = READ_ONCE(mem->access);
+
+	if ((granted & access) != access)
+		return false;
+	return !(access & URDMA_ACCESS_WRITES) || mem->type == URDMA_MEM_MW ||
+	       (granted & IB_ACCESS_LOCAL_WRITE);
+}
+
+/**
+ * urdma_mw_view - a consistent view of a bound window, for one access
+ * @mw: the window
+ * @rkey: the key the access names: it must still be the window's
+ * @v: filled in
+ *
+ * A bind (on any engine) changes the window's fields one by one, between
+ * urdma_mw_bind_begin() and urdma_mw_bind_end(); an access must not see
+ * the rights of one binding with the range of another, nor a new binding
+ * through its old key.  Return: false if the window is not valid under
+ * @rkey now, or a bind is changing it.
+ */
+bool urdma_mw_view(const struct urdma_mw *mw, u32 rkey,
+		   struct urdma_mw_view *v)
+{
+	u32 seq = READ_ONCE(mw->seq);
+
+	if (seq & 1)
+		return false;
+	smp_rmb();	/* the fields after @seq; pairs with the binder's wmb */
+	if (READ_ONCE(mw->mem.state) != URDMA_MEM_VALID ||
+	    READ_ONCE(mw->mem.key) != rkey)
+		return false;
+	v->access = READ_ONCE(mw->mem.access);
+	v->mr_key = READ_ONCE(mw->mr_key);
+	v->mr_gen = READ_ONCE(mw->mr_gen);
+	v->addr = READ_ONCE(mw->addr);
+	v->length = READ_ONCE(mw->length);
+	v->qpn = READ_ONCE(mw->qpn);
+	v->qp_serial = READ_ONCE(mw->qp_serial);
+	smp_rmb();	/* the fields before @seq again */
+	return READ_ONCE(mw->seq) == seq;
+}
+
+/*
+ * urdma_mw_bind_begin - start changing a window (BIND_MW); false if another
+ * bind is changing it (that bind fails: binding one window from two QPs at
+ * once is a race of the window's owner).  urdma_mw_bind_end() ends it.
+ */
+bool urdma_mw_bind_begin(struct urdma_mw *mw)
+{
+	u32 seq = READ_ONCE(mw->seq);
+
+	if ((seq & 1) || cmpxchg(&mw->seq, seq, seq + 1) != seq)
+		return false;
+	smp_wmb();	/* odd before the fields change; pairs with the view */
+	return true;
+}
+
+void urdma_mw_bind_end(struct urdma_mw *mw)
+{
+	smp_wmb();	/* the fields before even; pairs with the view */
+	WRITE_ONCE(mw->seq, mw->seq + 1);
+}
+
+/**
+ * urdma_mw_mr - the MR behind a bound window, if it backs @access now
+ * @udev: the device
+ * @mw: the window
+ * @v: a view of it whose rights, range and QP were checked
+ * @access: the IB_ACCESS_REMOTE_* right the access needs
+ *
+ * See "Windows" above.  The MR must be the one bound (its key and
+ * generation), valid, of the window's PD, still allow binding, and allow
+ * local writes if the access writes (IBTA C10-73, C10-74, checked at the
+ * bind, hold at every access).  The caller is in an engine pass.
+ *
+ * Return: the MR, or NULL.
+ */
+struct urdma_mr *urdma_mw_mr(struct urdma_dev *udev,
+			     const struct urdma_mw *mw,
+			     const struct urdma_mw_view *v, int access)
+{
+	struct urdma_mem *mem = urdma_key_lookup(&udev->keys, v->mr_key);
+	struct urdma_mr *mr;
+
+	if (!mem || mem->type == URDMA_MEM_MW ||
+	    READ_ONCE(mem->state) != URDMA_MEM_VALID ||
+	    READ_ONCE(mem->pdn) != mw->mem.pdn)
+		return NULL;
+	mr = container_of(mem, struct urdma_mr, mem);
+	/* The generation is read after the state; pairs with rereg's wmb. */
+	smp_rmb();
+	if (READ_ONCE(mr->gen) != v->mr_gen)
+		return NULL;
+	if (!urdma_mem_grants(mem, IB_ACCESS_MW_BIND) ||
+	    ((access & URDMA_ACCESS_WRITES) &&
+	     !urdma_mem_grants(mem, IB_ACCESS_LOCAL_WRITE)))
+		return NULL;
+	return mr;
+}
+
 /* Count an MR against max_mr. */
 static int urdma_mr_count_get(struct urdma_dev *udev)
 {
@@ -220,6 +343,7 @@ static struct urdma_mr *urdma_mr_alloc(struct ib_pd *ibpd, u32 type,
 	mr->mem.type = type;
 	mr->mem.pdn = to_upd(ibpd)->pdn;
 	mr->mem.access = access;
+	mr->gen = atomic64_inc_return(&udev->mr_gens);
 	return mr;
 }
 
@@ -311,12 +435,21 @@ static bool urdma_rereg_needs_pin(struct urdma_mr *mr, int flags, int access)
 	       !mr->umem->writable && ib_access_writable(access);
 }
 
+/**
+ * urdma_rereg_user_mr - change an MR's translation, access or PD in place
+ *
+ * Whatever changes, the MR is invalid while it changes and the engines are
+ * synced, so no access that started under the old registration is still
+ * running when this returns; it then takes a new generation, which the
+ * windows bound to it do not match (see "Windows" above).
+ */
 struct ib_mr *urdma_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 iova, int access,
 				  struct ib_pd *ibpd, struct ib_udata *udata)
 {
+	struct urdma_dev *udev = to_udev(ibmr->device);
 	struct urdma_mr *mr = to_umr(ibmr);
-	struct ib_umem *umem, *old_umem;
+	struct ib_umem *umem = NULL, *old_umem = NULL;
 	struct urdma_mtt mtt = {};
 	int ret;
 
@@ -340,12 +473,12 @@ struct ib_mr *urdma_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				   &umem, &mtt);
 		if (ret)
 			return ERR_PTR(ret);
-		/*
-		 * Invalid while the translation changes: wait until no engine
-		 * pass can still be using the old one.
-		 */
-		WRITE_ONCE(mr->mem.state, URDMA_MEM_INVALID);
-		urdma_engine_sync();
+	}
+
+	/* Invalid while it changes: wait until no engine pass can use it. */
+	WRITE_ONCE(mr->mem.state, URDMA_MEM_INVALID);
+	urdma_engine_sync();
+	if (umem) {
 		old_umem = mr->umem;
 		urdma_mtt_free(&mr->mtt);
 		mr->mtt = mtt;
@@ -353,13 +486,15 @@ struct ib_mr *urdma_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		mr->ibmr.iova = iova;
 		mr->ibmr.length = length;
 		mr->ibmr.page_size = BIT(mtt.block_shift);
-		ib_umem_release(old_umem);
 	}
 	if (flags & IB_MR_REREG_PD)
 		WRITE_ONCE(mr->mem.pdn, to_upd(ibpd)->pdn);
 	WRITE_ONCE(mr->mem.access, access);
-	smp_wmb();	/* the new fields before valid */
+	WRITE_ONCE(mr->gen, atomic64_inc_return(&udev->mr_gens));
+	smp_wmb();	/* the new fields before valid; pairs with urdma_mw_mr */
 	WRITE_ONCE(mr->mem.state, URDMA_MEM_VALID);
+	if (old_umem)
+		ib_umem_release(old_umem);
 	return NULL;
 }
 
@@ -477,21 +612,33 @@ err_cancel:
 
 /* ---- memory windows (the engine binds them: exec.c) ---------------------- */
 
+/*
+ * Windows count against max_mw like MRs against max_mr: they take key
+ * indices, which registrations (the kernel's DMA MRs among them) need too.
+ */
 int urdma_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 {
 	struct urdma_dev *udev = to_udev(ibmw->device);
 	struct urdma_mw *mw = to_umw(ibmw);
 	int ret;
 
+	if (atomic_inc_return(&udev->nr_mw) > URDMA_MAX_MW) {
+		ret = -ENOMEM;
+		goto err_count;
+	}
 	mw->mem.type = URDMA_MEM_MW;
 	mw->mem.pdn = to_upd(ibmw->pd)->pdn;
 	/* Unbound until a BIND_MW work request binds it. */
 	mw->mem.state = URDMA_MEM_INVALID;
 	ret = urdma_key_alloc(&udev->keys, &mw->mem, URDMA_KEY_MAX_INDEX);
 	if (ret)
-		return ret;
+		goto err_count;
 	ibmw->rkey = mw->mem.key;
 	return 0;
+
+err_count:
+	atomic_dec(&udev->nr_mw);
+	return ret;
 }
 
 int urdma_dealloc_mw(struct ib_mw *ibmw)
@@ -500,5 +647,6 @@ int urdma_dealloc_mw(struct ib_mw *ibmw)
 
 	urdma_key_free(&udev->keys, to_umw(ibmw)->mem.key);
 	urdma_engine_sync();
+	atomic_dec(&udev->nr_mw);
 	return 0;
 }

@@ -254,6 +254,7 @@ int urdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_qpn;
 	urdma_qp_set_caps(qp, !!init->srq);
 
+	qp->serial = atomic64_inc_return(&udev->qp_serials);
 	/* Publish last: from here on the QP can be found by number. */
 	ibqp->qp_num = qpn;
 	init->cap = qp->cap;

@@ -38,6 +38,7 @@ enum urdma_limits {
 	URDMA_MAX_CQ		= 16384,
 	URDMA_MAX_CQE		= 65536,
 	URDMA_MAX_MR		= 65536,
+	URDMA_MAX_MW		= 65536,
 	URDMA_MAX_PD		= 16384,
 	URDMA_MAX_AH		= 16384,
 	URDMA_MAX_SRQ		= 4096,
@@ -93,6 +94,9 @@ enum urdma_limits {
  * @nr_mr, @nr_cq, @nr_qp, @nr_srq, @nr_ah: objects in existence, checked
  *		against the URDMA_MAX_* limits.  Limits are device-wide and
  *		count kernel objects too (the MAD layer's GSI QP, CQ and PD).
+ * @mr_gens:	the last MR generation handed out (struct urdma_mr @gen).
+ * @qp_serials:	the last QP serial handed out (struct urdma_qp @serial).
+ * @nr_mw:	memory windows in existence, checked against URDMA_MAX_MW.
  * @id:		module-wide device id (engine.c's device table), 0 if none.
  * @engines:	@num_engines engine threads (@engines_alloc allocated).
  * @state_page:	the engines' state, mapped read-only into user contexts.
@@ -117,6 +121,9 @@ struct urdma_dev {
 	atomic_t nr_qp;
 	atomic_t nr_srq;
 	atomic_t nr_ah;
+	atomic64_t mr_gens;
+	atomic64_t qp_serials;
+	atomic_t nr_mw;
 	u32 id;
 	struct urdma_engine *engines;
 	unsigned int num_engines;
@@ -241,6 +248,11 @@ struct urdma_ah {
  * @tries_set:	@rnr_left and @retry_left are counting for the head WQE.
  * @err_counted: @eng's err_qps counts this QP; under @eng's err_lock
  *		(urdma_engine_count_err()).
+ * @serial:	device-unique for the QP's life, unlike its number, which
+ *		is reused: what the local path and type 2 windows remember.
+ * @peer_serial: RC/UC on the local path: the serial of the requester QP
+ *		it accepts, learnt at RTR or from the first request (0: none
+ *		yet; see urdma_conn_accepts()).  Cleared at RESET.
  *
  * attr.qp_state is written under @state_lock by modify_qp and, to move the
  * QP to ERROR, by the engine (xchg); modify_qp changes it with cmpxchg.
@@ -273,6 +285,8 @@ struct urdma_qp {
 	struct urdma_wire *wire;
 	bool use_wire;
 	bool err_counted;
+	u64 serial;
+	u64 peer_serial;
 };
 
 /**
@@ -282,6 +296,9 @@ struct urdma_qp {
  * @umem:	pinned user memory (URDMA_MEM_USER), else NULL.
  * @mtt:	translation (USER, FRMR); unused for DMA MRs.
  * @max_pages:	capacity of @mtt.pas for FRMR.
+ * @gen:	its generation: new at registration and at every
+ *		re-registration, so that the windows bound to it stop
+ *		working (urdma_mw_mr()).  Written while @mem is invalid.
  */
 struct urdma_mr {
 	struct ib_mr ibmr;
@@ -289,23 +306,44 @@ struct urdma_mr {
 	struct ib_umem *umem;
 	struct urdma_mtt mtt;
 	u32 max_pages;
+	u64 gen;
 };
 
 /**
  * struct urdma_mw - a memory window
  * @mem:	key, PD, access and state (VALID while bound).
+ * @seq:	odd while a bind changes the window; readers take a
+ *		consistent view of it (urdma_mw_view()).
  * @mr_key:	the key of the MR it is bound to; looked up on each access,
  *		so a deregistered MR simply stops matching.
+ * @mr_gen:	that MR's generation at the bind: a re-registered MR stops
+ *		matching too.
  * @addr, @length: the bound range.
- * @qpn:	type 2: the QP it was bound through; only that QP may use it.
+ * @qpn, @qp_serial: type 2: the QP it was bound through; only that QP may
+ *		use it, or invalidate it with a SEND_WITH_INV it receives (the
+ *		serial: not a later QP that got the same number).
  */
 struct urdma_mw {
 	struct ib_mw ibmw;
 	struct urdma_mem mem;
+	u32 seq;
 	u32 mr_key;
+	u64 mr_gen;
 	u64 addr;
 	u64 length;
 	u32 qpn;
+	u64 qp_serial;
+};
+
+/* A window as one access sees it: a consistent copy (urdma_mw_view()). */
+struct urdma_mw_view {
+	int access;
+	u32 mr_key;
+	u64 mr_gen;
+	u64 addr;
+	u64 length;
+	u32 qpn;
+	u64 qp_serial;
 };
 
 /*
@@ -427,6 +465,14 @@ int urdma_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 
 /* mr.c */
 int urdma_check_access(int access);
+bool urdma_mem_grants(const struct urdma_mem *mem, int access);
+bool urdma_mw_view(const struct urdma_mw *mw, u32 rkey,
+		   struct urdma_mw_view *v);
+bool urdma_mw_bind_begin(struct urdma_mw *mw);
+void urdma_mw_bind_end(struct urdma_mw *mw);
+struct urdma_mr *urdma_mw_mr(struct urdma_dev *udev,
+			     const struct urdma_mw *mw,
+			     const struct urdma_mw_view *v, int access);
 struct ib_mr *urdma_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 struct ib_mr *urdma_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
