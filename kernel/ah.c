@@ -61,6 +61,7 @@ int urdma_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	ret = urdma_av_from_attr(&ah->av, init->ah_attr);
 	if (ret)
 		return ret;
+	ah->pdn = to_upd(ibah->pd)->pdn;
 
 	if (atomic_inc_return(&udev->nr_ah) > URDMA_MAX_AH) {
 		ret = -ENOMEM;

@@ -25,6 +25,7 @@
 #include <linux/sched.h>
 #include <net/ip.h>
 #include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
 
 #include "urdma.h"
 #include "exec.h"
@@ -391,13 +392,34 @@ void urdma_sgl_skip(struct urdma_sg *sg, int n, u32 skip)
 
 /* ---- receive WQEs ----------------------------------------------------------- */
 
-/*
- * Take the next receive WQE of @qp (its RQ or its SRQ) into the scratch
- * area.  Return: 0, -EAGAIN if there is none, -EINVAL if the ring's
- * producer index is garbage.
+/* The bytes the SGEs of the receive WQE in the scratch area describe. */
+static u64 urdma_rwqe_room(const struct urdma_scratch *s, u32 max_sge)
+{
+	const struct urdma_sge *sge = (const void *)(&s->rwqe.hdr + 1);
+	u32 i, n = min_t(u32, s->rwqe.hdr.num_sge, max_sge);
+	u64 room = 0;
+
+	for (i = 0; i < n; i++)
+		room += sge[i].length;
+	return room;
+}
+
+/**
+ * urdma_take_recv - take the next receive WQE of @qp (its RQ or its SRQ)
+ * @eng: the engine; the WQE is copied into its scratch area
+ * @qp: the receiving QP
+ * @max_sge: set to the SGEs a WQE of that queue may hold
+ * @need: if not 0, bytes the WQE must hold (a UD message with its GRH)
+ *
+ * A UD message that a WQE cannot hold is dropped and leaves the WQE where
+ * it is, as a lost datagram would: a sender, any sender with the Q_Key,
+ * must not be able to fail the receiver's QP (or its WQEs) with it.
+ *
+ * Return: 0; -EAGAIN if there is none; -EINVAL if the ring's producer
+ * index is garbage; -EMSGSIZE if the WQE is smaller than @need.
  */
 int urdma_take_recv(struct urdma_engine *eng, struct urdma_qp *qp,
-		    u32 *max_sge)
+		    u32 *max_sge, u64 need)
 {
 	struct urdma_scratch *s = eng->scratch;
 	struct urdma_srq *srq = qp->ibqp.srq ? to_usrq(qp->ibqp.srq) : NULL;
@@ -439,6 +461,11 @@ int urdma_take_recv(struct urdma_engine *eng, struct urdma_qp *qp,
 	} else {
 		memcpy(s->rwqe.raw, urdma_ring_entry(ring, *cons),
 		       ring->stride);
+		if (need && s->rwqe.hdr.num_sge <= *max_sge &&
+		    urdma_rwqe_room(s, *max_sge) < need) {
+			spin_unlock_irqrestore(lock, flags);
+			return -EMSGSIZE;
+		}
 		(*cons)++;
 		/* The copy is taken: the slot may be reused. */
 		smp_store_release(db_cons, *cons);
@@ -491,7 +518,34 @@ bool urdma_state_receives(enum ib_qp_state state)
 	return state >= IB_QPS_RTR && state != IB_QPS_ERR;
 }
 
-bool urdma_find_ah(struct urdma_dev *udev, u32 ahn, struct urdma_av *av)
+/**
+ * urdma_ud_qkey_ok - may a UD or GSI QP take a message with @qkey?
+ * @qp: the receiving QP
+ * @qkey: the Q_Key the message carries (urdma_wqe_qkey() on the local path,
+ *	the DETH's on the wire)
+ *
+ * QP1 takes only the GSI Q_Key (IBTA 13.4.6.4), any other UD QP only its
+ * own.  The local path, the wire and multicast all ask here.
+ */
+bool urdma_ud_qkey_ok(const struct urdma_qp *qp, u32 qkey)
+{
+	if (qp->ibqp.qp_type == IB_QPT_GSI)
+		return qkey == IB_QP1_QKEY;
+	return qkey == READ_ONCE(qp->attr.qkey);
+}
+
+/**
+ * urdma_find_ah - the address vector of the AH a UD WQE names
+ * @udev: the sending QP's device
+ * @ahn: the AH number from the WQE
+ * @pdn: the sending QP's PD: an AH of another PD (another process's,
+ *	say) does not count (as in rxe_get_av())
+ * @av: filled in
+ *
+ * Return: whether there is such an AH.
+ */
+bool urdma_find_ah(struct urdma_dev *udev, u32 ahn, u32 pdn,
+		   struct urdma_av *av)
 {
 	struct urdma_ah *ah;
 	unsigned long flags;
@@ -499,7 +553,7 @@ bool urdma_find_ah(struct urdma_dev *udev, u32 ahn, struct urdma_av *av)
 
 	xa_lock_irqsave(&udev->ahs, flags);
 	ah = xa_load(&udev->ahs, ahn);
-	if (ah) {
+	if (ah && ah->pdn == pdn) {
 		*av = ah->av;
 		found = true;
 	}
@@ -508,21 +562,83 @@ bool urdma_find_ah(struct urdma_dev *udev, u32 ahn, struct urdma_av *av)
 }
 
 /*
+ * Whether responder @pqp of an RC or UC requester @qp on device @udev is
+ * connected back to it: its address vector names @qp's device and source
+ * GID, its destination QP is @qp, and @qp is the same QP it was connected
+ * to (its serial: QP numbers are reused, so a QP that later gets the
+ * number of a destroyed peer does not count).  A local-path request is
+ * accepted only from the QP the responder is connected to, as a wire
+ * packet only from its address (urdma_rx_conn()).  The fields are read
+ * after the state, which modify_qp publishes after them (RTR).
+ */
+static bool urdma_conn_accepts(struct urdma_qp *pqp,
+			       const struct urdma_dev *udev,
+			       const struct urdma_qp *qp)
+{
+	u64 serial;
+
+	if (!READ_ONCE(pqp->av_valid) ||
+	    READ_ONCE(pqp->attr.dest_qp_num) != qp->ibqp.qp_num ||
+	    READ_ONCE(pqp->av.peer) != udev->id ||
+	    memcmp(&pqp->av.dgid, &qp->av.sgid, sizeof(qp->av.sgid)))
+		return false;
+	/* Not learnt at RTR (the peer did not exist yet): the first one. */
+	serial = READ_ONCE(pqp->peer_serial);
+	if (!serial)
+		serial = cmpxchg64(&pqp->peer_serial, 0, qp->serial) ?:
+			 qp->serial;
+	return serial == qp->serial;
+}
+
+/**
+ * urdma_local_peer_serial - the serial of the QP a connection names
+ * @av: an RC or UC QP's path to a urdma device of this host
+ * @dqpn: its destination QP
+ *
+ * Process context (modify_qp, at RTR).  Return: the serial of QP @dqpn of
+ * that device, 0 if there is none (yet).
+ */
+u64 urdma_local_peer_serial(const struct urdma_av *av, u32 dqpn)
+{
+	struct urdma_dev *pdev;
+	struct urdma_qp *pqp;
+	unsigned long flags;
+	u64 serial = 0;
+
+	rcu_read_lock();	/* the device stays (urdma_devtab_del()) */
+	pdev = urdma_devtab_get(av->peer);
+	if (pdev) {
+		/* The QP stays while it is in the table (destroy erases first). */
+		xa_lock_irqsave(&pdev->qps, flags);
+		pqp = xa_load(&pdev->qps, dqpn);
+		if (pqp)
+			serial = pqp->serial;
+		xa_unlock_irqrestore(&pdev->qps, flags);
+	}
+	rcu_read_unlock();
+	return serial;
+}
+
+/*
  * Find the responder of a WQE on the local path.  Return: 0; -EREMOTE if
  * the destination is not a urdma device of this host (the wire path);
- * -ENOENT if nobody answers (no such QP, or a QP that does not receive);
- * -EINVAL if a UD WQE names no AH.
+ * -ENOENT if nobody answers (no such QP, a QP that does not receive, or an
+ * RC or UC QP that is not connected to this one); -EINVAL if a UD WQE
+ * names no AH of its PD.
  */
 static int urdma_find_peer(struct urdma_qp *qp,
 			   const struct urdma_send_wqe *wqe,
 			   struct urdma_peer *peer)
 {
 	struct urdma_dev *udev = to_udev(qp->ibqp.device);
+	bool ud = qp->ibqp.qp_type == IB_QPT_UD ||
+		  qp->ibqp.qp_type == IB_QPT_GSI;
 	struct urdma_qp *pqp;
 	u32 devid, qpn;
 
-	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
-		if (!urdma_find_ah(udev, wqe->ud.ah_num, &peer->av))
+	if (ud) {
+		if (!urdma_find_ah(udev, wqe->ud.ah_num, urdma_qp_pdn(qp),
+				   &peer->av))
 			return -EINVAL;
 		devid = peer->av.peer;
 		qpn = wqe->ud.remote_qpn & IB_QPN_MASK;
@@ -537,9 +653,16 @@ static int urdma_find_peer(struct urdma_qp *qp,
 	peer->dev = urdma_devtab_get(devid);
 	if (!peer->dev)
 		return -ENOENT;
+	/* A netdev moved to another namespace takes its device with it. */
+	if (!net_eq(dev_net(peer->dev->ndev), dev_net(udev->ndev)))
+		return -ENOENT;
 	pqp = xa_load(&peer->dev->qps, qpn);
-	if (!pqp || !urdma_types_match(qp->ibqp.qp_type, pqp->ibqp.qp_type) ||
-	    !urdma_state_receives(READ_ONCE(pqp->attr.qp_state)))
+	if (!pqp || !urdma_types_match(qp->ibqp.qp_type, pqp->ibqp.qp_type))
+		return -ENOENT;
+	/* The state before the fields it publishes; pairs with modify_qp. */
+	if (!urdma_state_receives(smp_load_acquire(&pqp->attr.qp_state)))
+		return -ENOENT;
+	if (!ud && !urdma_conn_accepts(pqp, udev, qp))
 		return -ENOENT;
 	peer->qp = pqp;
 	peer->pdn = urdma_qp_pdn(pqp);
@@ -586,7 +709,8 @@ void urdma_build_grh(u8 *grh, const struct urdma_av *av, u32 len)
  * @m: the message: SEND*, or the immediate of RDMA_WRITE_WITH_IMM
  *
  * Return: the requester's status (RC only; unreliable senders do not
- * learn of the receiver's errors), or -EAGAIN for an RNR NAK.
+ * learn of the receiver's errors), -EAGAIN for an RNR NAK, or -EMSGSIZE
+ * for a UD message dropped because the receive WQE could not hold it.
  */
 int urdma_recv_msg(struct urdma_engine *eng, struct urdma_qp *rqp,
 		   struct urdma_dev *rdev, const struct urdma_msg *m)
@@ -601,7 +725,10 @@ int urdma_recv_msg(struct urdma_engine *eng, struct urdma_qp *rqp,
 	u64 room;
 	u8 status;
 
-	ret = urdma_take_recv(eng, rqp, &max_sge);
+	ret = urdma_take_recv(eng, rqp, &max_sge,
+			      m->grh ? hdr + m->len : 0);
+	if (ret == -EMSGSIZE)
+		return ret;	/* UD: dropped */
 	if (ret == -EAGAIN)
 		return m->rc ? -EAGAIN : IB_WC_SUCCESS;
 	if (ret) {
@@ -670,6 +797,7 @@ static int urdma_deliver(struct urdma_engine *eng, struct urdma_qp *qp,
 		.solicited = wqe->flags & URDMA_WQE_SOLICITED,
 		.rc = qp->ibqp.qp_type == IB_QPT_RC,
 	};
+	int ret;
 
 	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
 		urdma_build_grh(eng->scratch->grh, &peer->av, len);
@@ -685,7 +813,8 @@ static int urdma_deliver(struct urdma_engine *eng, struct urdma_qp *qp,
 		m.cqe_flags = URDMA_CQE_INV;
 		m.ex = wqe->ex;
 	}
-	return urdma_recv_msg(eng, peer->qp, peer->dev, &m);
+	ret = urdma_recv_msg(eng, peer->qp, peer->dev, &m);
+	return ret == -EMSGSIZE ? IB_WC_SUCCESS : ret;	/* UD: lost */
 }
 
 /* ---- the requester ---------------------------------------------------------- */
@@ -1034,13 +1163,13 @@ static enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 		}
 		return URDMA_EXEC_NO_PEER;
 	}
-	/* UD Q_Key check; QP1 takes the well-known IB_QP1_QKEY from anyone. */
-	if (peer.qp->ibqp.qp_type == IB_QPT_UD) {
-		if (urdma_wqe_qkey(qp, wqe) != READ_ONCE(peer.qp->attr.qkey)) {
-			*status = IB_WC_SUCCESS;	/* dropped */
-			*byte_len = len;
-			return URDMA_EXEC_DONE;
-		}
+	/* UD: a message with the wrong Q_Key is dropped (IBTA 10.2.5). */
+	if ((peer.qp->ibqp.qp_type == IB_QPT_UD ||
+	     peer.qp->ibqp.qp_type == IB_QPT_GSI) &&
+	    !urdma_ud_qkey_ok(peer.qp, urdma_wqe_qkey(qp, wqe))) {
+		*status = IB_WC_SUCCESS;
+		*byte_len = len;
+		return URDMA_EXEC_DONE;
 	}
 	access = urdma_resp_qp_access(wqe->opcode);
 	if (access && !(READ_ONCE(peer.qp->attr.qp_access_flags) & access)) {
@@ -1307,7 +1436,7 @@ static int urdma_qp_flush(struct urdma_engine *eng, struct urdma_qp *qp)
 		done++;
 	}
 	while (!qp->ibqp.srq && done < URDMA_QP_BUDGET &&
-	       !urdma_take_recv(eng, qp, &max_sge)) {
+	       !urdma_take_recv(eng, qp, &max_sge, 0)) {
 		memset(&cqe, 0, sizeof(cqe));
 		cqe.wr_id = s->rwqe.hdr.wr_id;
 		cqe.opcode = URDMA_CQE_RECV;

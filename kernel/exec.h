@@ -83,11 +83,14 @@ void urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
 		int nsrc, u64 len);
 void urdma_sgl_skip(struct urdma_sg *sg, int n, u32 skip);
 int urdma_take_recv(struct urdma_engine *eng, struct urdma_qp *qp,
-		    u32 *max_sge);
+		    u32 *max_sge, u64 need);
 void urdma_complete_recv(struct urdma_engine *eng, struct urdma_qp *qp,
 			 struct urdma_cqe *cqe, bool solicited);
 bool urdma_state_receives(enum ib_qp_state state);
-bool urdma_find_ah(struct urdma_dev *udev, u32 ahn, struct urdma_av *av);
+bool urdma_ud_qkey_ok(const struct urdma_qp *qp, u32 qkey);
+u64 urdma_local_peer_serial(const struct urdma_av *av, u32 dqpn);
+bool urdma_find_ah(struct urdma_dev *udev, u32 ahn, u32 pdn,
+		   struct urdma_av *av);
 void urdma_build_grh(u8 *grh, const struct urdma_av *av, u32 len);
 u8 urdma_wqe_gather(struct urdma_engine *eng, struct urdma_qp *qp,
 		    int access, int *nsrc, u64 *len);

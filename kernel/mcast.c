@@ -199,11 +199,11 @@ u32 urdma_mcast_deliver(struct urdma_engine *eng, struct urdma_dev *udev,
 	u32 n = urdma_mcast_qps(udev, gid, skip, qps), i, got = 0;
 
 	for (i = 0; i < n; i++) {
-		if (READ_ONCE(qps[i]->attr.qkey) != qkey ||
+		if (!urdma_ud_qkey_ok(qps[i], qkey) ||
 		    !urdma_state_receives(READ_ONCE(qps[i]->attr.qp_state)))
 			continue;
-		urdma_recv_msg(eng, qps[i], udev, m);
-		got++;
+		if (urdma_recv_msg(eng, qps[i], udev, m) != -EMSGSIZE)
+			got++;
 	}
 	return got;
 }

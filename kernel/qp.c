@@ -14,6 +14,7 @@
 #include <kunit/visibility.h>
 
 #include "urdma.h"
+#include "exec.h"
 #include "../uapi/rdma/urdma-abi.h"
 
 #define URDMA_MAX_PSN		(BIT(24) - 1)
@@ -353,6 +354,7 @@ static void urdma_qp_reset(struct urdma_qp *qp)
 	qp->rq_cons = 0;
 	qp->waiting = false;
 	qp->tries_set = false;
+	WRITE_ONCE(qp->peer_serial, 0);
 	urdma_wire_reset(qp);
 	WRITE_ONCE(qp->use_wire, false);
 
@@ -428,6 +430,12 @@ static int urdma_qp_wire_setup(struct urdma_qp *qp,
 	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC)
 		return 0;
 	if (path->peer) {
+		/* The QP it connects to, by serial (urdma_conn_accepts()). */
+		WRITE_ONCE(qp->peer_serial,
+			   urdma_local_peer_serial(path,
+						   (mask & IB_QP_DEST_QPN) ?
+						   attr->dest_qp_num :
+						   qp->attr.dest_qp_num));
 		WRITE_ONCE(qp->use_wire, false);
 		return 0;
 	}

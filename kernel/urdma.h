@@ -220,9 +220,16 @@ struct urdma_av {
 	u32 peer;
 };
 
+/**
+ * struct urdma_ah - an address handle
+ * @ahn:	its number, which UD send WQEs name.
+ * @pdn:	its PD: only a QP of that PD may send with it.
+ * @av:		the address vector.
+ */
 struct urdma_ah {
 	struct ib_ah ibah;
 	u32 ahn;
+	u32 pdn;
 	struct urdma_av av;
 };
 

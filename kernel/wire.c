@@ -167,6 +167,12 @@ static u32 urdma_ud_pkt_msg(struct urdma_engine *eng,
 	return be32_to_cpu(deth->qkey);
 }
 
+/* A UD message is at most one packet of the path MTU (IBTA 9.8.3). */
+static bool urdma_ud_len_ok(struct urdma_dev *udev, u32 len)
+{
+	return len <= ib_mtu_enum_to_int(urdma_mtu_from_netdev(udev->ndev->mtu));
+}
+
 /* A UD or GSI packet.  Return: false if it was dropped. */
 static bool urdma_rx_ud(struct urdma_engine *eng, struct urdma_qp *qp,
 			const struct urdma_pkt *pkt)
@@ -175,15 +181,17 @@ static bool urdma_rx_ud(struct urdma_engine *eng, struct urdma_qp *qp,
 	struct urdma_msg m;
 	u32 qkey;
 
-	if (!urdma_is_ud(qp))
+	if (!urdma_is_ud(qp) || !urdma_ud_len_ok(eng->udev, pkt->paylen))
 		return false;
 	qkey = urdma_ud_pkt_msg(eng, pkt, &src, &m);
-	if (qp->ibqp.qp_type == IB_QPT_GSI ? qkey != IB_QP1_QKEY :
-	    qkey != READ_ONCE(qp->attr.qkey))
+	if (!urdma_ud_qkey_ok(qp, qkey))
 		return false;
-	/* No receive WQE: UD drops the message (IBTA 9.8.3). */
-	urdma_recv_msg(eng, qp, to_udev(qp->ibqp.device), &m);
-	return true;
+	/*
+	 * No receive WQE, or one too small: UD drops the message (IBTA
+	 * 9.8.3); the QP carries on.
+	 */
+	return urdma_recv_msg(eng, qp, to_udev(qp->ibqp.device), &m) !=
+	       -EMSGSIZE;
 }
 
 /* A UD packet to a multicast group: every attached QP of the device. */
@@ -196,7 +204,8 @@ static bool urdma_rx_mcast(struct urdma_engine *eng,
 	u32 qkey;
 
 	urdma_pkt_gids(pkt, &sgid, &dgid);
-	if (!urdma_gid_is_mcast(&dgid))
+	if (!urdma_gid_is_mcast(&dgid) ||
+	    !urdma_ud_len_ok(eng->udev, pkt->paylen))
 		return false;
 	qkey = urdma_ud_pkt_msg(eng, pkt, &src, &m);
 	return urdma_mcast_deliver(eng, eng->udev, &dgid, NULL, &m, qkey) > 0;

@@ -1075,7 +1075,7 @@ static int urdma_resp_send(struct urdma_engine *eng, struct urdma_qp *qp,
 	u8 status;
 
 	if (pkt->flags & URDMA_PF_FIRST) {
-		ret = urdma_take_recv(eng, qp, &max_sge);
+		ret = urdma_take_recv(eng, qp, &max_sge, 0);
 		if (ret == -EAGAIN)
 			return -EAGAIN;		/* RNR */
 		if (ret) {

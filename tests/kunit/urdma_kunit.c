@@ -1811,6 +1811,56 @@ static void urdma_test_icrc(struct kunit *test)
 	}
 }
 
+/*
+ * The local path accepts a request only from the QP the responder is
+ * connected to, and QP numbers are reused: A is destroyed, C gets A's
+ * number and connects to B, which still points at that number.  B must
+ * not take C's SEND (it remembers A by its serial).
+ */
+static void urdma_test_rc_peer_number_reused(struct kunit *test)
+{
+	struct urdma_dev_fixture *fx = test->priv;
+	struct urdma_rc_pair *p = urdma_rc_pair_create(test);
+	struct urdma_rc_side *a = &p->s[0], *b = &p->s[1], *c;
+	const struct ib_recv_wr *bad_rwr;
+	const struct ib_send_wr *bad_wr;
+	const struct ib_gid_attr *gid;
+	u32 qpn = a->qp->qp_num;
+	int ret;
+
+	c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	ib_destroy_qp(a->qp);
+	a->qp = NULL;
+	xa_lock_irq(&fx->udev->qps);
+	fx->udev->next_qpn = qpn;
+	xa_unlock_irq(&fx->udev->qps);
+	urdma_rc_side_create(test, c);
+	KUNIT_ASSERT_EQ(test, c->qp->qp_num, qpn);
+	gid = urdma_rc_gid(&fx->udev->ibdev);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(gid));
+	ret = urdma_rc_connect(c->qp, b->qp->qp_num, gid, 0x100, 0x200);
+	rdma_put_gid_attr(gid);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+
+	p->rsge[0] = urdma_rc_sge(b, 0, 256);
+	p->recv[0].wr_id = 7;
+	p->recv[0].sg_list = &p->rsge[0];
+	p->recv[0].num_sge = 1;
+	KUNIT_ASSERT_EQ(test, ib_post_recv(b->qp, &p->recv[0], &bad_rwr), 0);
+	p->sge[0] = urdma_rc_sge(c, 0, 64);
+	p->send[0].wr_id = 1;
+	p->send[0].opcode = IB_WR_SEND;
+	p->send[0].send_flags = IB_SEND_SIGNALED;
+	p->send[0].sg_list = &p->sge[0];
+	p->send[0].num_sge = 1;
+	KUNIT_ASSERT_EQ(test, ib_post_send(c->qp, &p->send[0], &bad_wr), 0);
+	KUNIT_ASSERT_EQ(test, urdma_rc_poll(c->scq, p->wc, 1), 1);
+	KUNIT_EXPECT_NE(test, p->wc[0].status, IB_WC_SUCCESS);
+	urdma_rc_expect_empty(test, b->rcq, 0, "B's receive CQ");
+	URDMA_RC_EXPECT_UNTOUCHED(test, b->buf, 256);
+}
+
 static struct kunit_case urdma_logic_cases[] = {
 	KUNIT_CASE_PARAM(urdma_test_mtu_from_netdev, urdma_mtu_gen_params),
 	KUNIT_CASE(urdma_test_port_state),
@@ -1845,6 +1895,7 @@ static struct kunit_case urdma_dev_cases[] = {
 	KUNIT_CASE(urdma_test_rc_read),
 	KUNIT_CASE(urdma_test_rc_send),
 	KUNIT_CASE(urdma_test_rc_rnr),
+	KUNIT_CASE(urdma_test_rc_peer_number_reused),
 	KUNIT_CASE_PARAM(urdma_test_rc_bad_rkey, urdma_rc_err_gen_params),
 	{}
 };

@@ -39,6 +39,58 @@ namespace {
 constexpr uint8_t kGuard = 0xa5;
 constexpr int kMwBindAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND;
 
+/*
+ * Bring an RC or UC QP of our own to RTS, "connected" to @dest_qpn over
+ * @path, failing fast (RC: the shortest timeout urdma honours, one retry).
+ */
+bool connect_qp(ibv_qp *qp, ibv_qp_type type, const Path &path,
+		uint32_t dest_qpn, std::string *why)
+{
+	ibv_qp_attr at{};
+	at.qp_state = IBV_QPS_INIT;
+	at.port_num = path.port;
+	at.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	if (ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
+		*why = std::string("INIT: ") + strerror(errno);
+		return false;
+	}
+	at = ibv_qp_attr{};
+	at.qp_state = IBV_QPS_RTR;
+	at.ah_attr = path_ah_attr(path);
+	at.path_mtu = path.mtu;
+	at.dest_qp_num = dest_qpn;
+	at.rq_psn = 0x303030;
+	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+		   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+	if (type == IBV_QPT_RC) {
+		at.max_dest_rd_atomic = 1;
+		at.min_rnr_timer = 1;
+		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	}
+	if (ibv_modify_qp(qp, &at, mask)) {
+		*why = std::string("RTR: ") + strerror(errno);
+		return false;
+	}
+	at = ibv_qp_attr{};
+	at.qp_state = IBV_QPS_RTS;
+	at.sq_psn = 0x404040;
+	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	if (type == IBV_QPT_RC) {
+		at.timeout = 8;		/* about 1 ms */
+		at.retry_cnt = 1;
+		at.rnr_retry = 1;
+		at.max_rd_atomic = 1;
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+	}
+	if (ibv_modify_qp(qp, &at, mask)) {
+		*why = std::string("RTS: ") + strerror(errno);
+		return false;
+	}
+	return true;
+}
+
 // A temporary file of @len bytes of pattern @seed; removed with the object.
 class TempFile {
 public:
@@ -303,6 +355,238 @@ TEST_F(Security, ReregOfTheMrInvalidatesItsType2Windows)
 	EXPECT_EQ(write_status(p.a(), p.cq_a(), src, 64, mr.addr(), rkey, 2),
 		  IBV_WC_REM_ACCESS_ERR);
 	EXPECT_TRUE(all_bytes(mr.data(), 8192, kGuard));
+}
+
+/*
+ * A second context connects a QP of its own to a victim's connected QP b
+ * (QPNs are easy to guess).  b is connected to a, not to it: the
+ * attacker's SEND must not consume b's receive WQE, nor its WRITE reach
+ * b's memory with b's rkey.  Then a's SEND still lands in that WQE.
+ */
+class SecurityHijack : public Security,
+		       public ::testing::WithParamInterface<ibv_qp_type> {};
+
+TEST_P(SecurityHijack, ConnectedQpTakesOnlyItsPeer)
+{
+	const ibv_qp_type type = GetParam();
+	QpPairOptions o;
+	o.type = type;
+	QpPair p;
+	ASSERT_NO_FATAL_FAILURE(make_pair(&p, o));
+	Region dst = region(4096), mem = region(4096), src = region(4096);
+	ASSERT_TRUE(dst && mem && src) << strerror(errno);
+	memset(dst.data(), kGuard, 4096);
+	memset(mem.data(), kGuard, 4096);
+	fill_pattern(src.data(), 4096, 31);
+	ASSERT_EQ(post_recv(p.b(), 7, { dst.sge(0, 4096) }), 0);
+
+	// The attacker: another context, PD, CQ and QP.
+	Context actx = open_device();
+	ASSERT_TRUE(actx) << strerror(errno);
+	Pd apd(ibv_alloc_pd(actx.get()));
+	Cq acq(ibv_create_cq(actx.get(), 16, nullptr, nullptr, 0));
+	ASSERT_TRUE(apd && acq) << strerror(errno);
+	Region asrc = make_region(apd.get(), 4096, kLocalAccess);
+	ASSERT_TRUE(asrc) << strerror(errno);
+	fill_pattern(asrc.data(), 4096, 32);
+	for (int op = 0; op < 2; op++) {
+		SCOPED_TRACE(op ? "RDMA WRITE with b's rkey" : "SEND");
+		ibv_qp_init_attr ia = qp_init_attr(type, acq.get());
+		Qp x(ibv_create_qp(apd.get(), &ia));
+		ASSERT_TRUE(x) << strerror(errno);
+		std::string why;
+		ASSERT_TRUE(connect_qp(x.get(), type, path_, p.b()->qp_num,
+				       &why)) << why;
+		SendWr w = op ? rdma_wr(40 + op, IBV_WR_RDMA_WRITE,
+					{ asrc.sge(0, 128) }, mem.addr(),
+					mem.rkey())
+			      : send_wr(40 + op, IBV_WR_SEND,
+					{ asrc.sge(0, 128) });
+		ASSERT_EQ(post_send(x.get(), Api::PostSend, { w }), 0);
+		std::vector<ibv_wc> wc = poll_cq(acq.get(), 1);
+		ASSERT_EQ(wc.size(), 1u) << "the attacker's WR never completed";
+		// RC: nobody answers (retries exhausted); UC: lost quietly.
+		if (type == IBV_QPT_RC) {
+			EXPECT_NE(wc[0].status, IBV_WC_SUCCESS) << wc_str(wc[0]);
+		}
+	}
+	EXPECT_TRUE(poll_quiet(p.cq_b(), 300).empty())
+		<< "b completed something for the attacker";
+	EXPECT_TRUE(all_bytes(dst.data(), 4096, kGuard))
+		<< "the attacker's SEND landed in b's receive buffer";
+	EXPECT_TRUE(all_bytes(mem.data(), 4096, kGuard))
+		<< "the attacker's WRITE landed in b's memory";
+
+	// b's receive WQE is still there for a.
+	ASSERT_EQ(p.post_a({ send_wr(1, IBV_WR_SEND, { src.sge(0, 100) }) }), 0);
+	ibv_wc wc{};
+	ASSERT_ONE_WC(p.cq_b(), wc);
+	RecvExpect e;
+	e.wr_id = 7;
+	e.byte_len = 100;
+	e.qp = p.b();
+	expect_recv_wc(wc, e);
+	EXPECT_EQ(first_diff(dst.data(), src.data(), 100), -1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Type, SecurityHijack,
+			 ::testing::Values(IBV_QPT_RC, IBV_QPT_UC),
+			 [](const ::testing::TestParamInfo<ibv_qp_type> &i) {
+				 return std::string(i.param == IBV_QPT_RC ?
+						    "RC" : "UC");
+			 });
+
+// A UD send names an address handle of another PD (another process's, say):
+// it fails, and nothing is delivered.
+TEST_F(Security, UdSendWithAnotherPdsAh)
+{
+	QpPairOptions o;
+	o.type = IBV_QPT_UD;
+	QpPair p;
+	ASSERT_NO_FATAL_FAILURE(make_pair(&p, o));
+	Region dst = region(4096), src = region(4096);
+	ASSERT_TRUE(dst && src) << strerror(errno);
+	fill_pattern(src.data(), 4096, 41);
+	memset(dst.data(), kGuard, 4096);
+	ASSERT_EQ(post_recv(p.b(), 9, { dst.sge(0, 4096) }), 0);
+
+	Pd other(ibv_alloc_pd(ctx_.get()));
+	ASSERT_TRUE(other) << strerror(errno);
+	ibv_ah_attr aa = path_ah_attr(path_);
+	Ah ah(ibv_create_ah(other.get(), &aa));
+	ASSERT_TRUE(ah) << strerror(errno);
+	SendWr w = send_wr(3, IBV_WR_SEND, { src.sge(0, 64) });
+	w.ah = ah.get();
+	w.remote_qpn = p.b()->qp_num;
+	w.remote_qkey = p.qkey();
+	ASSERT_EQ(p.post_a({ w }), 0);
+	ibv_wc wc{};
+	ASSERT_ONE_WC(p.cq_a(), wc);
+	EXPECT_NE(wc.status, IBV_WC_SUCCESS) << wc_str(wc);
+	EXPECT_TRUE(poll_quiet(p.cq_b(), 300).empty())
+		<< "b received a message sent with another PD's AH";
+	EXPECT_TRUE(all_bytes(dst.data(), 4096, kGuard));
+}
+
+/*
+ * QP1 takes only the GSI Q_Key (0x80010000), on the local path as on the
+ * wire.  A PerfMgmt Get(ClassPortInfo) to QP1 draws an "unsupported"
+ * GetResp from the MAD layer (no agent handles the class): none for the
+ * wrong Q_Key, one for the right one (which shows the probe works).
+ * Receiving QP1's answer needs the GSI Q_Key on our QP, a controlled
+ * Q_Key: root (CAP_NET_RAW) only.
+ */
+TEST_F(Security, Qp1TakesOnlyTheGsiQkey)
+{
+	if (!device_is_urdma())
+		GTEST_SKIP() << "probes urdma's local path to QP1";
+	constexpr uint32_t kGsiQkey = 0x80010000;
+	QpPairOptions o;
+	o.type = IBV_QPT_UD;
+	o.qkey = kGsiQkey;
+	QpPair p;
+	std::string err;
+	o.path = &path_;
+	if (!p.init(ctx_.get(), pd_.get(), o, &err)) {
+		if (err.find("Operation not permitted") != std::string::npos)
+			GTEST_SKIP() << "a controlled Q_Key needs CAP_NET_RAW";
+		FAIL() << err;
+	}
+	Region buf = region(8192);
+	ASSERT_TRUE(buf) << strerror(errno);
+	uint8_t *mad = buf.data();
+	memset(mad, 0, 256);
+	mad[0] = 1;		/* base version */
+	mad[1] = 0x04;		/* class: performance management */
+	mad[2] = 1;		/* class version */
+	mad[3] = 0x01;		/* method: Get */
+	mad[16] = 0;
+	mad[17] = 0x01;		/* attribute: ClassPortInfo */
+
+	for (int round = 0; round < 3; round++) {
+		const bool right = round > 0;
+		SCOPED_TRACE(round == 0 ? "a wrong Q_Key" :
+			     round == 1 ? "the GSI Q_Key" :
+			     "the GSI Q_Key, after a message too big for QP1");
+		if (round == 2) {
+			// More than QP1's receive buffers hold: dropped, and
+			// QP1 (every user's MADs and CM) carries on.
+			SendWr big = send_wr(300, IBV_WR_SEND,
+					     { buf.sge(0, 1000) });
+			big.ah = p.ah();
+			big.remote_qpn = 1;
+			big.remote_qkey = kGsiQkey;
+			ASSERT_EQ(p.post_a({ big }), 0);
+			ibv_wc wc{};
+			ASSERT_ONE_WC(p.cq_a(), wc);
+			EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << wc_str(wc);
+		}
+		mad[15] = uint8_t(0x40 + round);	/* transaction id */
+		ASSERT_EQ(post_recv(p.a(), 100 + round,
+				    { buf.sge(4096, 40 + 256) }), 0);
+		SendWr w = send_wr(200 + round, IBV_WR_SEND,
+				   { buf.sge(0, 256) });
+		w.ah = p.ah();
+		w.remote_qpn = 1;
+		/* The high bit means "my QP's Q_Key": the GSI one. */
+		w.remote_qkey = right ? kGsiQkey : 0x12345678;
+		ASSERT_EQ(p.post_a({ w }), 0);
+		std::vector<ibv_wc> wcs = poll_cq(p.cq_a(), 2, 2000);
+		size_t recvs = 0;
+		for (const ibv_wc &wc : wcs) {
+			EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << wc_str(wc);
+			if (wc.opcode == IBV_WC_RECV)
+				recvs++;
+		}
+		if (!right) {
+			EXPECT_EQ(recvs, 0u) << "QP1 answered a MAD with the "
+						"wrong Q_Key: " << wcs_str(wcs);
+			// Take the receive back for the next round.
+			continue;
+		}
+		ASSERT_EQ(recvs, 1u) << "QP1 never answered: the probe is "
+					"broken; " << wcs_str(wcs);
+		const uint8_t *resp = buf.data() + 4096 + 40;
+		EXPECT_EQ(resp[3], 0x81) << "method GetResp";
+		EXPECT_EQ(resp[15], mad[15]) << "transaction id";
+	}
+}
+
+// A UD message larger than the receive WQE it would take is dropped: the
+// receiver's QP carries on, and the WQE takes the next message that fits.
+// Any sender with the Q_Key can send one; it must not fail the receiver.
+TEST_F(Security, OversizedUdMessageIsDropped)
+{
+	QpPairOptions o;
+	o.type = IBV_QPT_UD;
+	QpPair p;
+	ASSERT_NO_FATAL_FAILURE(make_pair(&p, o));
+	Region dst = region(4096), src = region(4096);
+	ASSERT_TRUE(dst && src) << strerror(errno);
+	fill_pattern(src.data(), 4096, 61);
+	memset(dst.data(), kGuard, 4096);
+	ASSERT_EQ(post_recv(p.b(), 8, { dst.sge(0, kGrhBytes + 100) }), 0);
+
+	ASSERT_EQ(p.post_a({ p.to_b(send_wr(1, IBV_WR_SEND,
+					    { src.sge(0, 500) })) }), 0);
+	ibv_wc wc{};
+	ASSERT_ONE_WC(p.cq_a(), wc);
+	EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << wc_str(wc);
+	EXPECT_TRUE(poll_quiet(p.cq_b(), 300).empty())
+		<< "the oversized message completed a receive";
+	expect_state(p.b(), IBV_QPS_RTS, "b after the oversized message");
+
+	ASSERT_EQ(p.post_a({ p.to_b(send_wr(2, IBV_WR_SEND,
+					    { src.sge(100, 64) })) }), 0);
+	ASSERT_ONE_WC(p.cq_a(), wc);
+	ASSERT_ONE_WC(p.cq_b(), wc);
+	RecvExpect e;
+	e.wr_id = 8;
+	e.byte_len = kGrhBytes + 64;
+	e.qp = p.b();
+	e.src = p.a();
+	expect_recv_wc(wc, e);
+	EXPECT_EQ(first_diff(dst.data() + kGrhBytes, src.data() + 100, 64), -1);
 }
 
 } // namespace
