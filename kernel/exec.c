@@ -894,21 +894,43 @@ int urdma_resp_qp_access(u8 op)
 	}
 }
 
-/* Invalidate @key at the responder (SEND_WITH_INV) or locally (LOCAL_INV). */
-bool urdma_invalidate(struct urdma_dev *udev, u32 pdn, u32 key)
+/**
+ * urdma_invalidate - LOCAL_INV, or the invalidation a SEND_WITH_INV carries
+ * @qp: the QP that executes it: the sender's for LOCAL_INV, the receiving
+ *	QP for SEND_WITH_INV
+ * @key: the key to invalidate: a fast-registration MR's or a type 2
+ *	window's, of @qp's PD
+ * @remote: it came with a SEND_WITH_INV.  A type 2 window may then be
+ *	invalidated only through the QP it is bound to, the only QP whose
+ *	peer may use it (urdma_rkey_sg()); another connection of the same
+ *	PD must not take it away.
+ *
+ * Return: whether @key was invalidated.
+ */
+bool urdma_invalidate(const struct urdma_qp *qp, u32 key, bool remote)
 {
+	struct urdma_dev *udev = to_udev(qp->ibqp.device);
 	struct urdma_mem *mem = urdma_key_lookup(&udev->keys, key);
+	struct urdma_mw *mw;
 
-	if (!mem || mem->pdn != pdn)
+	if (!mem || READ_ONCE(mem->pdn) != urdma_qp_pdn(qp))
 		return false;
-	if (mem->type == URDMA_MEM_FRMR ||
-	    (mem->type == URDMA_MEM_MW &&
-	     container_of(mem, struct urdma_mw, mem)->ibmw.type ==
-	     IB_MW_TYPE_2)) {
-		WRITE_ONCE(mem->state, URDMA_MEM_INVALID);
-		return true;
+	switch (mem->type) {
+	case URDMA_MEM_FRMR:
+		break;
+	case URDMA_MEM_MW:
+		mw = container_of(mem, struct urdma_mw, mem);
+		if (mw->ibmw.type != IB_MW_TYPE_2)
+			return false;
+		if (remote && (READ_ONCE(mw->qpn) != qp->ibqp.qp_num ||
+			       READ_ONCE(mw->qp_serial) != qp->serial))
+			return false;
+		break;
+	default:
+		return false;
 	}
-	return false;
+	WRITE_ONCE(mem->state, URDMA_MEM_INVALID);
+	return true;
 }
 
 /* BIND_MW (IBTA 10.6.7.3): the window takes the new key; status returned. */
@@ -1109,7 +1131,7 @@ static enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 	/* Local operations. */
 	switch (wqe->opcode) {
 	case URDMA_WQE_LOCAL_INV:
-		*status = urdma_invalidate(udev, urdma_qp_pdn(qp), wqe->ex) ?
+		*status = urdma_invalidate(qp, wqe->ex, false) ?
 			  IB_WC_SUCCESS : IB_WC_LOC_QP_OP_ERR;
 		return URDMA_EXEC_DONE;
 	case URDMA_WQE_BIND_MW:
@@ -1181,7 +1203,7 @@ static enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 	*byte_len = len;
 	switch (wqe->opcode) {
 	case URDMA_WQE_SEND_INV:
-		if (!urdma_invalidate(peer.dev, peer.pdn, wqe->ex)) {
+		if (!urdma_invalidate(peer.qp, wqe->ex, true)) {
 			urdma_qp_set_error(peer.qp);
 			*status = IB_WC_REM_INV_REQ_ERR;
 			return URDMA_EXEC_DONE;

@@ -103,7 +103,7 @@ bool urdma_rkey_sg(const struct urdma_peer *peer, u32 rkey, u64 va,
 		   u64 len, int access, struct urdma_sg *sg);
 u64 *urdma_atomic_target(const struct urdma_peer *peer, u64 va, u32 rkey,
 			 int access, u8 *status);
-bool urdma_invalidate(struct urdma_dev *udev, u32 pdn, u32 key);
+bool urdma_invalidate(const struct urdma_qp *qp, u32 key, bool remote);
 u8 urdma_atomic_write(const struct urdma_peer *peer, u64 va, u32 rkey,
 		      u64 value);
 u8 urdma_flush(const struct urdma_peer *peer, u8 type, u8 level, u32 rkey,

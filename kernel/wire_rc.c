@@ -496,8 +496,7 @@ static bool urdma_req_start(struct urdma_engine *eng, struct urdma_qp *qp)
 		if (!idle)
 			return false;
 		if (wqe->opcode == URDMA_WQE_LOCAL_INV)
-			f->status = urdma_invalidate(to_udev(qp->ibqp.device),
-						     urdma_qp_pdn(qp), wqe->ex) ?
+			f->status = urdma_invalidate(qp, wqe->ex, false) ?
 				    IB_WC_SUCCESS : IB_WC_LOC_QP_OP_ERR;
 		else if (wqe->opcode == URDMA_WQE_BIND_MW)
 			f->status = urdma_bind_mw(qp, wqe);
@@ -1120,7 +1119,7 @@ static int urdma_resp_send(struct urdma_engine *eng, struct urdma_qp *qp,
 
 		memcpy(&key, urdma_pkt_hdr(pkt, URDMA_H_IETH), 4);
 		cqe.ex = be32_to_cpu(key);
-		if (!urdma_invalidate(udev, urdma_qp_pdn(qp), cqe.ex)) {
+		if (!urdma_invalidate(qp, cqe.ex, true)) {
 			cqe.status = IB_WC_REM_INV_REQ_ERR;
 			goto complete;
 		}

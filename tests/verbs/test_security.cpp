@@ -589,5 +589,47 @@ TEST_F(Security, OversizedUdMessageIsDropped)
 	EXPECT_EQ(first_diff(dst.data() + kGrhBytes, src.data() + 100, 64), -1);
 }
 
+/*
+ * SEND_WITH_INV may invalidate a type 2 window only through the QP it is
+ * bound to.  b binds a window; d (same PD, another connection) receives a
+ * SEND_WITH_INV of its rkey from c: that fails, and a, b's peer, can
+ * still use the window.
+ */
+TEST_F(Security, SendWithInvalidateOfAnotherQpsWindow)
+{
+	if (!has_mw_type2())
+		GTEST_SKIP() << "the device claims no type 2 memory windows";
+	QpPairOptions o;
+	o.api = Api::WrApi;
+	o.extra_send_ops = IBV_QP_EX_WITH_BIND_MW |
+			   IBV_QP_EX_WITH_SEND_WITH_INV;
+	QpPair p, q;
+	ASSERT_NO_FATAL_FAILURE(make_pair(&p, o));
+	ASSERT_NO_FATAL_FAILURE(make_pair(&q, o));
+	Region mr = region(8192, kMwBindAccess | IBV_ACCESS_REMOTE_READ),
+	       src = region(4096), dst = region(4096);
+	ASSERT_TRUE(mr && src && dst) << strerror(errno);
+	fill_pattern(src.data(), 4096, 51);
+	Mw mw(ibv_alloc_mw(pd_.get(), IBV_MW_TYPE_2));
+	ASSERT_TRUE(mw) << strerror(errno);
+	uint32_t rkey = 0;
+	ASSERT_NO_FATAL_FAILURE(bind_type2(p.b(), p.cq_b(), mw.get(),
+					   mr.mr.get(), mr.addr(), 8192,
+					   &rkey));
+
+	ASSERT_EQ(post_recv(q.b(), 5, { dst.sge(0, 4096) }), 0);
+	SendWr inv = send_wr(6, IBV_WR_SEND_WITH_INV, { src.sge(0, 32) });
+	inv.invalidate_rkey = rkey;
+	ASSERT_EQ(q.post_a({ inv }), 0);
+	ibv_wc wc{};
+	ASSERT_ONE_WC(q.cq_a(), wc);
+	EXPECT_NE(wc.status, IBV_WC_SUCCESS)
+		<< "another connection invalidated b's window: " << wc_str(wc);
+
+	EXPECT_EQ(write_status(p.a(), p.cq_a(), src, 64, mr.addr(), rkey, 7),
+		  IBV_WC_SUCCESS) << "b's window no longer works";
+	EXPECT_EQ(first_diff(mr.data(), src.data(), 64), -1);
+}
+
 } // namespace
 } // namespace urdma::test
