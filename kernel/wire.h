@@ -97,5 +97,6 @@ int urdma_wire_alloc(struct urdma_qp *qp);
 void urdma_wire_reset(struct urdma_qp *qp);
 void urdma_wire_free(struct urdma_qp *qp);
 int urdma_wire_run(struct urdma_engine *eng, struct urdma_qp *qp);
+bool urdma_req_psn_outstanding(const struct urdma_wire *w, u32 psn);
 
 #endif /* URDMA_WIRE_H */

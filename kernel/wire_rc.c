@@ -24,9 +24,19 @@
  * UC uses the same code without ACKs, retries, RNR or the cache: a
  * requester completes a WQE once it is sent, and a responder that misses
  * a packet drops the message.
+ *
+ * Who may speak.  A packet counts only if it comes from the address the QP
+ * is connected to, to the QP's own address (urdma_rx_conn(), as rxe's
+ * check_addr()), and only inside the QP's PSN window: a response only for
+ * a PSN that is outstanding (urdma_req_psn_outstanding()), a request only
+ * at the expected PSN (earlier ones are duplicates, answered from what was
+ * already done; later ones draw a sequence NAK).  RoCE has no
+ * authentication beyond that: a forged packet with the peer's address and
+ * an in-window PSN cannot be told from the peer's (docs/security.md).
  */
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <kunit/visibility.h>
 
 #include "exec.h"
 
@@ -705,8 +715,11 @@ static int urdma_req_complete(struct urdma_engine *eng, struct urdma_qp *qp)
 	return n;
 }
 
-/* The WQE holding @psn ends with @status (a NAK, or retries ran out). */
-static void urdma_req_fail(struct urdma_qp *qp, u32 psn, u8 status)
+/*
+ * The WQE holding @psn ends with @status (a NAK, or retries ran out).
+ * Return: false if no WQE in flight holds it (nothing changes).
+ */
+static bool urdma_req_fail(struct urdma_qp *qp, u32 psn, u8 status)
 {
 	struct urdma_wire *w = qp->wire;
 	struct urdma_inflight *f;
@@ -720,40 +733,72 @@ static void urdma_req_fail(struct urdma_qp *qp, u32 psn, u8 status)
 		if (!f->done && d >= 0 && d < (s32)max_t(u32, f->npsn, 1)) {
 			f->status = status;
 			f->done = true;
-			return;
+			return true;
 		}
 	}
-	/* No WQE holds it: the head fails. */
-	if (qp->sq_cons != w->next) {
-		f = urdma_slot(w, qp->sq_cons);
+	return false;
+}
+
+/* Retries ran out: the oldest WQE that is not complete ends with @status. */
+static void urdma_req_fail_oldest(struct urdma_qp *qp, u8 status)
+{
+	struct urdma_wire *w = qp->wire;
+	u32 i;
+
+	for (i = qp->sq_cons; i != w->next; i++) {
+		struct urdma_inflight *f = urdma_slot(w, i);
+
 		if (!f->done) {
 			f->status = status;
 			f->done = true;
+			return;
 		}
 	}
 }
 
 /* ---- requester: responses ----------------------------------------------- */
 
+/**
+ * urdma_req_psn_outstanding - may an ACK or a NAK name @psn?
+ * @w: the requester
+ * @psn: the PSN in its BTH
+ *
+ * Only a PSN that was sent and is not yet acknowledged: after w->acked and
+ * before w->psn_max.  Anything else is stale, a duplicate, or forged, and
+ * changes nothing.
+ */
+bool urdma_req_psn_outstanding(const struct urdma_wire *w, u32 psn)
+{
+	return urdma_psn_diff(psn, w->acked) > 0 &&
+	       urdma_psn_diff(psn, w->psn_max) < 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(urdma_req_psn_outstanding);
+
 /* An ACK for @psn: everything up to it arrived. */
 static void urdma_req_acked(struct urdma_qp *qp, u32 psn)
 {
 	struct urdma_wire *w = qp->wire;
 
-	if (urdma_psn_diff(psn, w->acked) > 0 &&
-	    urdma_psn_diff(psn, w->psn_max) < 0) {
+	if (urdma_req_psn_outstanding(w, psn)) {
 		w->acked = psn;
 		w->rnr_wait = false;
 		urdma_req_progress(qp);
 	}
 }
 
-/* The in-flight WQE a response PSN belongs to, if it is a READ or atomic. */
+/*
+ * The in-flight WQE that a READ response or atomic ACK with @psn answers:
+ * one that is not complete, whose request went out (the PSN is before
+ * w->psn_max) and that spans @psn.  A READ's PSNs may be behind w->acked:
+ * an ACK of a later PSN does not cover missing READ responses.
+ */
 static struct urdma_inflight *urdma_req_find(struct urdma_qp *qp, u32 psn)
 {
 	struct urdma_wire *w = qp->wire;
 	u32 i;
 
+	if (urdma_psn_diff(psn, w->psn_max) >= 0)
+		return NULL;
 	for (i = qp->sq_cons; i != w->next; i++) {
 		struct urdma_inflight *f = urdma_slot(w, i);
 		s32 d = urdma_psn_diff(psn, f->first_psn);
@@ -881,8 +926,8 @@ static void urdma_req_ack(struct urdma_engine *eng, struct urdma_qp *qp,
 	struct urdma_wire *w = qp->wire;
 	u32 prev = urdma_psn_add(pkt->psn, URDMA_PSN_MASK);	/* psn - 1 */
 
-	if (urdma_psn_diff(pkt->psn, w->psn_max) >= 0)
-		return;		/* for a PSN never sent */
+	if (!urdma_req_psn_outstanding(w, pkt->psn))
+		return;		/* stale, duplicate, never sent, or forged */
 	switch (FIELD_GET(URDMA_SYN_TYPE, syn)) {
 	case URDMA_SYN_ACK:
 		urdma_req_acked(qp, pkt->psn);
@@ -965,8 +1010,7 @@ static int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
 		urdma_count(eng, URDMA_CNT_RETRIES);
 		urdma_count(eng, URDMA_CNT_TIMEOUTS);
 		if (qp->attr.timeout && !w->retry_left--) {
-			urdma_req_fail(qp, urdma_psn_add(w->acked, 1),
-				       IB_WC_RETRY_EXC_ERR);
+			urdma_req_fail_oldest(qp, IB_WC_RETRY_EXC_ERR);
 			return work + urdma_req_complete(eng, qp);
 		}
 		urdma_req_rewind(qp, urdma_req_resume_psn(qp));
@@ -1558,13 +1602,29 @@ static void urdma_resp_rx(struct urdma_engine *eng, struct urdma_qp *qp,
 	}
 }
 
+/*
+ * Whether @pkt comes from the address @qp is connected to and is addressed
+ * to the QP's own (IPv4 addresses as IPv4-mapped GIDs, as in the AV).
+ */
+static bool urdma_pkt_from_peer(const struct urdma_qp *qp,
+				const struct urdma_pkt *pkt)
+{
+	union ib_gid sgid, dgid;
+
+	urdma_pkt_gids(pkt, &sgid, &dgid);
+	return !memcmp(&sgid, &qp->av.dgid, sizeof(sgid)) &&
+	       !memcmp(&dgid, &qp->av.sgid, sizeof(dgid));
+}
+
 /**
  * urdma_rx_conn - an RC or UC packet for @qp
  * @eng: the QP's engine, in a pass
  * @qp: the destination QP, which receives (RTR or later)
  * @pkt: the packet
  *
- * Return: false if it does not belong to this QP (dropped and counted).
+ * Return: false if it does not belong to this QP: another transport, or
+ * another source or destination address than the QP's path (dropped and
+ * counted).
  */
 bool urdma_rx_conn(struct urdma_engine *eng, struct urdma_qp *qp,
 		   const struct urdma_pkt *pkt)
@@ -1572,7 +1632,7 @@ bool urdma_rx_conn(struct urdma_engine *eng, struct urdma_qp *qp,
 	bool rc_pkt = (pkt->opcode & 0xe0) == URDMA_TR_RC;
 
 	if (!READ_ONCE(qp->use_wire) || rc_pkt != urdma_is_rc(qp) ||
-	    (pkt->flags & URDMA_PF_DETH))
+	    (pkt->flags & URDMA_PF_DETH) || !urdma_pkt_from_peer(qp, pkt))
 		return false;
 	if (pkt->flags & URDMA_PF_RESP)
 		urdma_req_rx(eng, qp, pkt);

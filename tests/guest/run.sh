@@ -21,12 +21,14 @@ if [ -n "${URDMA_VM:-}" ]; then
 fi
 mkdir -p "$RESULTS"
 
-ALL=(verbs abi tools pingpong perftest cm examples wirefuzz rdmacore link cycles)
+ALL=(verbs abi tools pingpong perftest cm examples wirefuzz security rdmacore link
+	cycles)
 # The debug kernel (KASAN, lockdep, kmemleak) runs several times slower
 # under TCG: it leaves out rdma-core's Python suite (the Debian kernels run
 # it) and fuzzes the ABI for 40 s instead of 150 s, to fit CI's budget.
 if [ "${URDMA_KERNEL:-}" = debug ]; then
-	ALL=(verbs abi tools pingpong perftest cm examples wirefuzz link cycles)
+	ALL=(verbs abi tools pingpong perftest cm examples wirefuzz security link
+		cycles)
 	export URDMA_FUZZ_SECONDS=${URDMA_FUZZ_SECONDS:-40}
 fi
 TESTS=("${@:-${ALL[@]}}")

@@ -15,6 +15,9 @@ correct ICRC to the live QP; it only has to leave the kernel alive (the
 harness fails the run on an oops, WARN or KASAN report) and the QP
 destroyable.  Prints TAP; the seed is printed and URDMA_FUZZ_SEED sets it.
 
+A connected QP takes packets only from the address it is connected to:
+the same frames from a stranger's address are dropped.
+
 Usage: wirefuzz.py GID_INDEX
 """
 import os
@@ -164,6 +167,11 @@ def main():
          [frame(bth(send_only, qpn, (1000 + d) & 0xFFFFFF) + b"w" * 8)
           for d in (5, 100, 1 << 22, -1, -100, 1 << 23) for _ in range(10)],
          {"rx_pkts": 60})
+    # The expected PSN, but from an address the QP is not connected to.
+    case("a stranger's address",
+         [LINK.frame(bth(send_only, qpn, 1000) + b"s" * 8,
+                     src_ip="10.77.0.77") for _ in range(50)],
+         {"rx_drops": 50})
     attr, _ = qp.query(e.IBV_QP_STATE)
     tap(attr.qp_state == e.IBV_QPS_RTS, "the QP is still in RTS",
         f"state {attr.qp_state}")

@@ -1778,6 +1778,48 @@ static void urdma_test_psn_math(struct kunit *test)
 }
 
 /*
+ * Which PSNs an ACK or a NAK may name: sent and not yet acknowledged, with
+ * the 24-bit wrap.  Stale, duplicate, future and far-off PSNs (a forger's
+ * guesses) change nothing.
+ */
+struct urdma_psn_case {
+	const char *name;
+	u32 acked, psn_max, psn;
+	bool outstanding;
+};
+
+static const struct urdma_psn_case urdma_psn_cases[] = {
+	{ "first_outstanding", 99, 200, 100, true },
+	{ "last_outstanding", 99, 200, 199, true },
+	{ "already_acked", 99, 200, 99, false },
+	{ "long_ago", 99, 200, 5, false },
+	{ "not_sent_yet", 99, 200, 200, false },
+	{ "far_future", 99, 200, 0x400000, false },
+	{ "half_the_space_behind", 0x500000, 0x500010, 0x100001, false },
+	{ "nothing_outstanding", 199, 200, 200, false },
+	{ "across_the_wrap", 0xfffff0, 0x10, 0x5, true },
+	{ "across_the_wrap_top", 0xfffff0, 0x10, 0xfffff8, true },
+	{ "across_the_wrap_acked", 0xfffff0, 0x10, 0xffffe0, false },
+	{ "across_the_wrap_unsent", 0xfffff0, 0x10, 0x10, false },
+};
+
+static void urdma_psn_case_desc(const struct urdma_psn_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(urdma_psn, urdma_psn_cases, urdma_psn_case_desc);
+
+static void urdma_test_psn_outstanding(struct kunit *test)
+{
+	const struct urdma_psn_case *c = test->param_value;
+	struct urdma_wire w = { .acked = c->acked, .psn_max = c->psn_max };
+
+	KUNIT_EXPECT_EQ(test, urdma_req_psn_outstanding(&w, c->psn),
+			c->outstanding);
+}
+
+/*
  * The ICRC ignores exactly the fields routers may change: IPv4 TOS, TTL
  * and checksum, the UDP checksum, and BTH resv8a; anything else counts.
  */
@@ -1873,6 +1915,7 @@ static struct kunit_case urdma_logic_cases[] = {
 	KUNIT_CASE(urdma_test_kernel_ring),
 	KUNIT_CASE(urdma_test_opcode_table),
 	KUNIT_CASE(urdma_test_psn_math),
+	KUNIT_CASE_PARAM(urdma_test_psn_outstanding, urdma_psn_gen_params),
 	KUNIT_CASE(urdma_test_icrc),
 	{}
 };

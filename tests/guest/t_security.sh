@@ -1,0 +1,124 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# What another user or another host must not be able to do to urdma
+# (docs/security.md), in a guest: read other processes' MR keys; disturb a
+# connection with forged packets; get kernel memory onto the wire by
+# changing the MTU mid-message; crash the kernel by racing device creation
+# with address handles; reach another namespace's multicast QPs.  The
+# verbs-level attacks are in tests/verbs/test_security.cpp, the ABI ones in
+# tests/selftests.
+. "$(dirname "$0")/lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
+PY=(python3 "$HERE/security.py")
+RESULTS=${URDMA_RESULTS:-/tmp}
+LOG=$RESULTS/security
+mkdir -p "$LOG"
+
+if ! wait_gid_v4 "$DEV"; then
+	tap_fail "$DEV has an IPv4 RoCE v2 GID"
+	tap_done
+fi
+G0=$GIDIDX
+
+# ---- two urdma devices on a veth pair across namespaces -------------------
+
+# veth4 (10.79.0.1, urdma_w0) here, veth5 (10.79.0.2, urdma_w1) in netns
+# "wire": traffic between them takes the wire path.  Sets GW0 and GW1.
+wire_up() {
+	local mtu=${1:-1500}
+	wire_down
+	ip link add veth4 type veth peer name veth5 &&
+		ip link set veth4 mtu "$mtu" && ip link set veth5 mtu "$mtu" &&
+		ip netns add wire && ip link set veth5 netns wire &&
+		ip addr add 10.79.0.1/24 dev veth4 && ip link set veth4 up &&
+		ip -n wire addr add 10.79.0.2/24 dev veth5 &&
+		ip -n wire link set veth5 up && ip -n wire link set lo up &&
+		rdma link add urdma_w0 type urdma netdev veth4 &&
+		ip netns exec wire rdma link add urdma_w1 type urdma netdev veth5 ||
+		return 1
+	wait_gid_v4 urdma_w0 || return 1
+	GW0=$GIDIDX
+	wait_gid_v4 urdma_w1 || return 1
+	GW1=$GIDIDX
+}
+
+wire_down() {
+	rdma link del urdma_w0 2>/dev/null
+	ip netns exec wire rdma link del urdma_w1 2>/dev/null
+	ip link del veth4 2>/dev/null
+	ip netns del wire 2>/dev/null
+	true
+}
+
+counter() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
+
+# Forged NAKs at a connection while it transfers (ib_write_bw, urdma_w0 to
+# urdma_w1): from a stranger's address, and with stale PSNs from the peer's.
+# Neither may end the transfer.
+forged_naks() {
+	local cpid spid ipid rc_s rc_c drops0 drops1 iters=20000 size=16384
+	if ! wire_up; then
+		tap_fail "forged NAKs: the wire pair comes up"
+		return
+	fi
+	# The debug kernel moves about 1.5 MB/s over the wire: 20 s of it.
+	[ "${URDMA_KERNEL:-}" = debug ] && iters=2000
+	drops0=$(counter urdma_w0 rx_drops)
+	# The injector first: it waits for the connection (Python is slow to
+	# start on the debug kernel), then forges at once.
+	ip netns exec wire "${PY[@]}" spoof --dev urdma_w0 --tx-if veth5 \
+		--dst-mac "$(cat /sys/class/net/veth4/address)" \
+		--dst-ip 10.79.0.1 --peer-ip 10.79.0.2 --spoof-ip 10.79.0.77 \
+		>"$LOG/spoof.inject" 2>&1 &
+	ipid=$!
+	ip netns exec wire "${TMO[@]}" ib_write_bw -d urdma_w1 -x "$GW1" \
+		-s $size -n $iters >"$LOG/spoof.server" 2>&1 &
+	spid=$!
+	wait_for 30 tcp_listening 18515 "$spid"
+	"${TMO[@]}" ib_write_bw -d urdma_w0 -x "$GW0" -s $size -n $iters \
+		10.79.0.2 >"$LOG/spoof.client" 2>&1 &
+	cpid=$!
+	wait "$ipid"
+	local inj=$? running=0
+	kill -0 "$cpid" 2>/dev/null && running=1
+	wait "$cpid"
+	rc_c=$?
+	wait "$spid"
+	rc_s=$?
+	drops1=$(counter urdma_w0 rx_drops)
+	if [ $inj -ne 0 ]; then
+		tap_fail "forged NAKs were sent" "$(cat "$LOG/spoof.inject")"
+	elif [ $running = 0 ] && [ $rc_c = 0 ]; then
+		tap_fail "forged NAKs arrived while the transfer ran" \
+			"ib_write_bw ended before the injector did: raise -n" \
+			"$(cat "$LOG/spoof.inject")"
+	elif [ $rc_c = 0 ] && [ $rc_s = 0 ] &&
+		grep -q '^ *[0-9]' "$LOG/spoof.client"; then
+		tap_ok "forged NAKs (wrong address; stale PSNs) leave ib_write_bw unharmed"
+		sed 's/^/#   /' "$LOG/spoof.inject"
+	else
+		tap_fail "forged NAKs (wrong address; stale PSNs) leave ib_write_bw unharmed" \
+			"client exit $rc_c, server exit $rc_s" \
+			"$(cat "$LOG/spoof.inject")" \
+			"$(tail -n 8 "$LOG/spoof.client")"
+	fi
+	# Each NAK from the stranger is dropped (and counted) at the QP.
+	if [ $((drops1 - drops0)) -ge 256 ]; then
+		tap_ok "the stranger's packets are counted as drops"
+	else
+		tap_fail "the stranger's packets are counted as drops" \
+			"rx_drops moved by $((drops1 - drops0))"
+	fi
+	wire_down
+}
+
+if [ "$NETDEV" != veth0 ]; then
+	tap_skip "security" "needs urdma0 on veth0 (netdev is $NETDEV)"
+	tap_done
+fi
+# Arguments pick cases (a function name each); default: all of them.
+CASES=(forged_naks)
+for c in "${@:-${CASES[@]}}"; do
+	"$c"
+done
+tap_done
