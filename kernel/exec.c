@@ -57,15 +57,35 @@ void urdma_count(struct urdma_engine *eng, enum urdma_counter c)
 /**
  * urdma_qp_set_error - move a QP to ERROR from the engine
  * @qp: the QP; its engine flushes its queues from the next pass on
+ *
+ * Return: true if this call moved it (it was not in ERROR already).
  */
-void urdma_qp_set_error(struct urdma_qp *qp)
+bool urdma_qp_set_error(struct urdma_qp *qp)
 {
 	enum ib_qp_state old = xchg(&qp->attr.qp_state, IB_QPS_ERR);
 
-	if (old != IB_QPS_ERR && qp->eng) {
+	if (old == IB_QPS_ERR)
+		return false;
+	if (qp->eng) {
 		urdma_engine_count_err(qp, false);
 		urdma_engine_notify(qp->eng);
 	}
+	return true;
+}
+
+/**
+ * urdma_qp_fatal - a QP's ring is garbage: ERROR, and IB_EVENT_QP_FATAL
+ * @qp: the QP
+ *
+ * The event is raised on the transition only.  A QP in ERROR whose
+ * producer index stays garbage is seen on every engine pass, and each
+ * event is a GFP_ATOMIC allocation in uverbs' queue, unbounded: one per
+ * pass would let a user exhaust kernel memory.
+ */
+void urdma_qp_fatal(struct urdma_qp *qp)
+{
+	if (urdma_qp_set_error(qp))
+		urdma_qp_event(qp, IB_EVENT_QP_FATAL);
 }
 
 void urdma_qp_event(struct urdma_qp *qp, enum ib_event_type type)
@@ -733,8 +753,7 @@ int urdma_recv_msg(struct urdma_engine *eng, struct urdma_qp *rqp,
 		return m->rc ? -EAGAIN : IB_WC_SUCCESS;
 	if (ret) {
 		/* The responder's ring is garbage: it fails, not us. */
-		urdma_qp_set_error(rqp);
-		urdma_qp_event(rqp, IB_EVENT_QP_FATAL);
+		urdma_qp_fatal(rqp);
 		return m->rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;
 	}
 
@@ -1374,8 +1393,7 @@ static bool urdma_sq_pending(struct urdma_qp *qp, u32 *avail)
 	*avail = prod - qp->sq_cons;
 	if (*avail > qp->sq.nent) {
 		*avail = 0;
-		urdma_qp_set_error(qp);
-		urdma_qp_event(qp, IB_EVENT_QP_FATAL);
+		urdma_qp_fatal(qp);
 		return false;
 	}
 	return *avail;

@@ -70,7 +70,8 @@ struct urdma_msg {
 
 u32 urdma_qp_pdn(const struct urdma_qp *qp);
 void urdma_count(struct urdma_engine *eng, enum urdma_counter c);
-void urdma_qp_set_error(struct urdma_qp *qp);
+bool urdma_qp_set_error(struct urdma_qp *qp);
+void urdma_qp_fatal(struct urdma_qp *qp);
 void urdma_qp_event(struct urdma_qp *qp, enum ib_event_type type);
 bool urdma_cq_push(struct urdma_engine *eng, struct urdma_cq *cq,
 		   struct urdma_cqe *src, bool solicited);

@@ -482,8 +482,7 @@ static bool urdma_req_start(struct urdma_engine *eng, struct urdma_qp *qp)
 	if (w->next == prod || w->next - qp->sq_cons >= URDMA_WIRE_WINDOW)
 		return false;
 	if (prod - qp->sq_cons > qp->sq.nent) {
-		urdma_qp_set_error(qp);
-		urdma_qp_event(qp, IB_EVENT_QP_FATAL);
+		urdma_qp_fatal(qp);
 		return false;
 	}
 	memcpy(s->swqe.raw, urdma_ring_entry(&qp->sq, w->next), qp->sq.stride);
@@ -1122,7 +1121,7 @@ static int urdma_resp_send(struct urdma_engine *eng, struct urdma_qp *qp,
 		if (ret == -EAGAIN)
 			return -EAGAIN;		/* RNR */
 		if (ret) {
-			urdma_qp_event(qp, IB_EVENT_QP_FATAL);
+			urdma_qp_fatal(qp);
 			return -EIO;
 		}
 		memcpy(w->rwqe, s->rwqe.raw, URDMA_MAX_STRIDE);

@@ -4943,6 +4943,84 @@ TEST_F(q, qp_modify_reset_clears_db)
 	ASSERT_RET(0, destroy_qp(self->e.fd, qp.handle));
 }
 
+/* A zero-WR POST_SEND: the kick the provider gives a sleeping engine. */
+static int kick_sq(int fd, uint32_t qp_handle)
+{
+	struct ib_uverbs_post_send_resp resp;
+	struct ib_uverbs_post_send c = {
+		.response = (uintptr_t)&resp,
+		.qp_handle = qp_handle,
+		.wqe_size = sizeof(struct ib_uverbs_send_wr),
+	};
+
+	return uv_cmd(fd, IB_USER_VERBS_CMD_POST_SEND, &c, sizeof(c), NULL, 0,
+		      sizeof(resp));
+}
+
+/*
+ * A garbage SQ producer index moves the QP to ERROR with one
+ * IB_EVENT_QP_FATAL.  Every later engine pass finds the index still
+ * garbage; none may raise another event: each is a GFP_ATOMIC allocation
+ * in uverbs' event queue, which nothing bounds, so an event per pass let
+ * one user exhaust the kernel's memory.
+ */
+TEST_F(q, qp_fatal_event_once)
+{
+	struct ib_uverbs_async_event_desc ev[64];
+	struct ib_uverbs_modify_qp m;
+	volatile struct urdma_qp_db *db;
+	unsigned int fatal = 0, other = 0;
+	struct qp_req r;
+	struct cq cq;
+	struct qp qp;
+	ssize_t n;
+	int i;
+
+	ASSERT_RET(0, cq_qp_req(&self->e, 16, QPT_UD, 8, &cq, &r));
+	ASSERT_RET(0, qp_create(&self->e, &r, &qp));
+	db = (volatile struct urdma_qp_db *)(uintptr_t)r.drv.db_addr;
+	memset(&m, 0, sizeof(m));
+	m.qp_handle = qp.handle;
+	m.attr_mask = QPA_STATE | QPA_PKEY | QPA_PORT | QPA_QKEY;
+	m.qp_state = QPS_INIT;
+	m.port_num = 1;
+	m.qkey = 0x11111111;
+	ASSERT_RET(0, modify_qp(self->e.fd, &m));
+	ASSERT_RET(0, modify_state(self->e.fd, qp.handle, QPS_RTR));
+	memset(&m, 0, sizeof(m));
+	m.qp_handle = qp.handle;
+	m.attr_mask = QPA_STATE | QPA_SQ_PSN;
+	m.qp_state = QPS_RTS;
+	ASSERT_RET(0, modify_qp(self->e.fd, &m));
+
+	/* A ring and a half ahead of the engine. */
+	db->sq_prod = r.drv.sq_nent + r.drv.sq_nent / 2;
+	__sync_synchronize();
+	/* Kicks, and time for many passes in between. */
+	for (i = 0; i < 20; i++) {
+		ASSERT_RET(0, kick_sq(self->e.fd, qp.handle));
+		usleep(20 * 1000);
+	}
+	EXPECT_EQ(QPS_ERR, qp_state(self->e.fd, qp.handle));
+
+	ASSERT_EQ(0, fcntl(self->e.async_fd, F_SETFL, O_NONBLOCK));
+	while ((n = read(self->e.async_fd, ev, sizeof(ev))) > 0) {
+		for (i = 0; i < n / (ssize_t)sizeof(ev[0]); i++) {
+			/* enum ib_event_type: IB_EVENT_QP_FATAL is 1. */
+			if (ev[i].event_type == 1)
+				fatal++;
+			else
+				other++;
+		}
+	}
+	EXPECT_EQ(-1, n);
+	EXPECT_EQ(EAGAIN, errno);
+	EXPECT_EQ(1, fatal) TH_LOG("%u QP_FATAL events, %u others", fatal,
+				   other);
+	ASSERT_RET(0, destroy_qp(self->e.fd, qp.handle));
+	ASSERT_RET(0, destroy_cq(self->e.fd, cq.handle));
+}
+
 /* ---- CREATE_SRQ / MODIFY_SRQ / QUERY_SRQ / DESTROY_SRQ ------------------ */
 
 TEST_F(q, srq_create_destroy)
@@ -6449,5 +6527,4 @@ TEST_F_TIMEOUT(q, fuzz_create, 600)
 		ASSERT_LIVE(1, 1, 1);
 	}
 }
-
 TEST_HARNESS_MAIN
