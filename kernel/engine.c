@@ -36,6 +36,16 @@
  * asleep for up to URDMA_CONTENDED_US, as the kicks make the passes,
  * unless the kicks all come from one task (urdma_engine_contended()).
  *
+ * A kick runs other users' work in the kicker's system call, so it must
+ * not be able to hold the engine while descheduled: a kicker that a cgroup
+ * throttles, or that runs SCHED_IDLE, would otherwise stall every QP of
+ * the engine and every urdma_engine_sync() of the host for as long as it
+ * waits for a CPU.  The kick's passes therefore run with preemption off,
+ * and do at most URDMA_KICK_BYTES of work (urdma_engine_charge()): a WQE
+ * or packet beyond that is left to the thread, which the kick wakes.  On
+ * PREEMPT_RT, where the passes' spinlocks sleep, kicks only wake the
+ * thread.
+ *
  * Quiescence.  A pass may hold pointers to any QP, CQ, SRQ, MR, MW or
  * device it looked up, on this device or, on the local path, on another.
  * Whoever destroys such an object first unpublishes it (takes it off the
@@ -292,12 +302,21 @@ void urdma_engine_kick_user(struct urdma_engine *eng, bool send)
 	int work, passes = 0;
 	bool wake;
 
-	if (!READ_ONCE(kick_runs) || !mutex_trylock(&eng->run)) {
+	if (IS_ENABLED(CONFIG_PREEMPT_RT) || !READ_ONCE(kick_runs)) {
+		urdma_engine_kick(eng);
+		return;
+	}
+	/* Not descheduled while it holds @run: see "A kick runs ..." above. */
+	preempt_disable();
+	if (!mutex_trylock(&eng->run)) {
+		preempt_enable();
 		urdma_engine_kick(eng);
 		return;
 	}
 	atomic64_inc(&eng->kicks);
 	eng->cnt[URDMA_CNT_KICK_RUNS]++;
+	eng->in_kick = true;
+	eng->kick_left = URDMA_KICK_BYTES;
 	/* A ping-pong's side reposts its receive, then sends. */
 	if (send)
 		urdma_engine_note_kicker(eng);
@@ -309,11 +328,15 @@ void urdma_engine_kick_user(struct urdma_engine *eng, bool send)
 	 */
 	do {
 		work = urdma_engine_pass(eng);
-	} while (work >= URDMA_QP_BUDGET && ++passes < URDMA_KICK_PASSES);
-	wake = work >= URDMA_QP_BUDGET || eng->deadline != KTIME_MAX ||
+	} while (work >= URDMA_QP_BUDGET && !eng->kick_deferred &&
+		 ++passes < URDMA_KICK_PASSES);
+	eng->in_kick = false;
+	wake = work >= URDMA_QP_BUDGET || eng->kick_deferred ||
+	       eng->deadline != KTIME_MAX ||
 	       !skb_queue_empty_lockless(&eng->rxq) ||
 	       !urdma_engine_contended(eng);
 	mutex_unlock(&eng->run);
+	preempt_enable();
 	if (wake)
 		urdma_engine_rouse(eng);
 }
@@ -366,13 +389,27 @@ static int urdma_engine_pass(struct urdma_engine *eng)
 
 	eng->deadline = KTIME_MAX;
 	urdma_pass_begin(eng);
+	eng->kick_deferred = false;	/* urdma_engine_charge() sets it */
 	while (work < URDMA_RX_BUDGET && (skb = skb_dequeue(&eng->rxq))) {
+		if (!urdma_engine_charge(eng, skb->len)) {
+			skb_queue_head(&eng->rxq, skb);	/* the thread's */
+			break;
+		}
 		urdma_rx(eng, skb);
 		work++;
 	}
-	/* Removal waits for the pass to end (urdma_engine_sync). */
-	list_for_each_entry_rcu(qp, &eng->qps, eng_node, true)
+	/*
+	 * Removal waits for the pass to end (urdma_engine_sync).  A kick
+	 * that ran out of its budget leaves the rest to the thread, which
+	 * may reschedule between QPs (the QP it is at stays alive).
+	 */
+	list_for_each_entry_rcu(qp, &eng->qps, eng_node, true) {
+		if (eng->kick_deferred)
+			break;
 		work += urdma_qp_run(eng, qp);
+		if (!eng->in_kick)
+			cond_resched();
+	}
 	urdma_pass_end(eng);
 	eng->cnt[URDMA_CNT_POLLS]++;
 	return work;

@@ -55,9 +55,11 @@ enum urdma_counter {
  * @task:	the kthread.
  * @run:	held by whoever makes passes: the thread whenever it is not
  *		asleep, or a user kick that runs them in its system call
- *		(urdma_engine_kick_user()).  It guards @scratch, @deadline,
- *		@contended, @contended_at, @last_kicker,
- *		@same_kicker, @pass_seq's changes and @cnt.
+ *		(urdma_engine_kick_user(); with preemption off, so that it
+ *		cannot be descheduled while it holds @run).  It guards
+ *		@scratch, @deadline, @contended, @contended_at, @last_kicker,
+ *		@same_kicker, @in_kick, @kick_left, @kick_deferred,
+ *		@pass_seq's changes and @cnt.
  * @state:	its entry in the device's state page (mapped read-only into
  *		every user context): asleep is set while the thread sleeps.
  * @lock:	serializes changes to @qps (list_add_rcu/list_del_rcu).
@@ -76,6 +78,9 @@ enum urdma_counter {
  * @contended_at: when it last went to sleep.
  * @last_kicker: the task whose kick last ran passes (only compared).
  * @same_kicker: how many kicks in a row before this one came from it.
+ * @in_kick:	the passes are a kick's (urdma_engine_charge()).
+ * @kick_left:	bytes the kick's passes may still move.
+ * @kick_deferred: a kick's pass left work for the thread.
  * @scratch:	the thread's copies of WQEs and its scatter lists.
  * @rxq:	RoCEv2 frames for this engine's QPs, from the receive handler.
  * @kicks:	URDMA_CNT_KICKS, counted by whoever kicks.
@@ -101,6 +106,9 @@ struct urdma_engine {
 	u8 same_kicker;
 	ktime_t contended_at;
 	const struct task_struct *last_kicker;
+	bool in_kick;
+	bool kick_deferred;
+	u32 kick_left;
 	struct urdma_scratch *scratch;
 	struct sk_buff_head rxq;
 	atomic64_t kicks;
@@ -108,6 +116,39 @@ struct urdma_engine {
 	u64 cnt[URDMA_NUM_COUNTERS];
 	struct list_head node;
 };
+
+/*
+ * What a kick's passes may do in all, in bytes: each WQE, packet or frame
+ * costs URDMA_KICK_ITEM plus the bytes it moves.  The kick runs them with
+ * preemption off, so this bounds how long it holds the engine, whatever
+ * the WQEs are (empty ones cost a route lookup and a transmit each).  It
+ * stays below URDMA_COPY_RESCHED (exec.h), so that no copy in a kick
+ * reaches its cond_resched().
+ */
+#define URDMA_KICK_BYTES	(64 * 1024)
+#define URDMA_KICK_ITEM		1024
+
+/**
+ * urdma_engine_charge - may the pass do one more item of @bytes?
+ * @eng: the engine, in a pass
+ * @bytes: what the WQE's message, or the packet, would move
+ *
+ * The thread always may.  A kick may within URDMA_KICK_BYTES for all its
+ * passes; what does not fit is left, untouched, to the thread, which the
+ * kick then wakes.  Return: whether to go on.
+ */
+static inline bool urdma_engine_charge(struct urdma_engine *eng, u64 bytes)
+{
+	if (likely(!eng->in_kick))
+		return true;
+	bytes += URDMA_KICK_ITEM;
+	if (bytes > eng->kick_left) {
+		eng->kick_deferred = true;
+		return false;
+	}
+	eng->kick_left -= bytes;
+	return true;
+}
 
 int urdma_engines_start(struct urdma_dev *udev, const char *name);
 void urdma_engines_stop(struct urdma_dev *udev);

@@ -40,6 +40,7 @@ enum urdma_exec_result {
 	URDMA_EXEC_DONE,	/* retire it with the status given */
 	URDMA_EXEC_RNR,		/* responder had no receive WQE: wait */
 	URDMA_EXEC_NO_PEER,	/* nobody answered: transport retry */
+	URDMA_EXEC_DEFER,	/* too big for a kick: the thread runs it */
 };
 
 u32 urdma_qp_pdn(const struct urdma_qp *qp)
@@ -855,6 +856,23 @@ static bool urdma_wqe_opcode_ok(const struct urdma_qp *qp, u8 op)
 #define URDMA_WQE_FLAGS (URDMA_WQE_SIGNALED | URDMA_WQE_SOLICITED | \
 			 URDMA_WQE_FENCE | URDMA_WQE_INLINE)
 
+/*
+ * The bytes a WQE copied from a ring says it moves: its inline data, or
+ * its SGEs' lengths (before any check: what a kick would charge).
+ */
+static u64 urdma_wqe_bytes(const struct urdma_send_wqe *wqe)
+{
+	const struct urdma_sge *sge = (const struct urdma_sge *)(wqe + 1);
+	u32 i, n = min_t(u32, wqe->num_sge, URDMA_MAX_SGE);
+	u64 len = 0;
+
+	if (wqe->flags & URDMA_WQE_INLINE)
+		return min_t(u32, wqe->inline_len, URDMA_MAX_INLINE);
+	for (i = 0; i < n; i++)
+		len += sge[i].length;
+	return len;
+}
+
 /* Is the copied WQE well formed for @qp?  (Its keys are checked later.) */
 bool urdma_wqe_valid(const struct urdma_qp *qp,
 		     const struct urdma_send_wqe *wqe)
@@ -1141,6 +1159,9 @@ static enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 	u64 *target;
 
 	*byte_len = 0;
+	/* Nothing has happened yet: the thread can start it over. */
+	if (!urdma_engine_charge(eng, urdma_wqe_bytes(wqe)))
+		return URDMA_EXEC_DEFER;
 	if (!urdma_wqe_valid(qp, wqe)) {
 		urdma_count(eng, URDMA_CNT_BAD_WQES);
 		*status = IB_WC_LOC_QP_OP_ERR;
@@ -1420,6 +1441,8 @@ static int urdma_qp_send(struct urdma_engine *eng, struct urdma_qp *qp)
 		memcpy(s->swqe.raw, urdma_ring_entry(&qp->sq, qp->sq_cons),
 		       qp->sq.stride);
 		res = urdma_exec(eng, qp, &status, &byte_len);
+		if (res == URDMA_EXEC_DEFER)
+			break;
 		if (res != URDMA_EXEC_DONE) {
 			u8 rnr_timer = 0;
 			struct urdma_peer peer;
@@ -1466,7 +1489,8 @@ static int urdma_qp_flush(struct urdma_engine *eng, struct urdma_qp *qp)
 	int done = 0;
 
 	qp->waiting = false;
-	while (done < URDMA_QP_BUDGET && urdma_sq_pending(qp, &avail)) {
+	while (done < URDMA_QP_BUDGET && urdma_engine_charge(eng, 0) &&
+	       urdma_sq_pending(qp, &avail)) {
 		/* Only the header: wr_id and opcode. */
 		memcpy(&s->swqe.hdr, urdma_ring_entry(&qp->sq, qp->sq_cons),
 		       sizeof(s->swqe.hdr));
@@ -1476,6 +1500,7 @@ static int urdma_qp_flush(struct urdma_engine *eng, struct urdma_qp *qp)
 		done++;
 	}
 	while (!qp->ibqp.srq && done < URDMA_QP_BUDGET &&
+	       urdma_engine_charge(eng, 0) &&
 	       !urdma_take_recv(eng, qp, &max_sge, 0)) {
 		memset(&cqe, 0, sizeof(cqe));
 		cqe.wr_id = s->rwqe.hdr.wr_id;

@@ -12,6 +12,7 @@
 #define URDMA_QP_BUDGET		16
 #define URDMA_GRH_LEN		40
 #define URDMA_COPY_RESCHED	(256 * 1024)
+static_assert(URDMA_KICK_BYTES < URDMA_COPY_RESCHED);
 
 /* A piece of a message: kernel bytes, or a range of an MR. */
 struct urdma_sg {

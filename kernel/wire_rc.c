@@ -1024,7 +1024,8 @@ static int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
 		if (w->cur == w->next) {
 			bool was_idle = qp->sq_cons == w->next;
 
-			if (!urdma_req_start(eng, qp))
+			if (!urdma_engine_charge(eng, 0) ||
+			    !urdma_req_start(eng, qp))
 				break;
 			if (was_idle)
 				urdma_req_arm(qp);
@@ -1036,6 +1037,8 @@ static int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
 		}
 		if (urdma_is_rc(qp) &&
 		    urdma_psn_diff(w->psn, w->acked) > URDMA_WIRE_PKTS)
+			break;
+		if (!urdma_engine_charge(eng, urdma_qp_mtu(qp)))
 			break;
 		status = urdma_req_pkt(eng, qp, f, &sent);
 		if (status) {
@@ -1354,6 +1357,8 @@ static int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp)
 			struct urdma_tx tx;
 			u8 op;
 
+			if (!urdma_engine_charge(eng, pay))
+				return sent;
 			op = first && last ? URDMA_OP_READ_RESP_ONLY :
 			     first ? URDMA_OP_READ_RESP_FIRST :
 			     last ? URDMA_OP_READ_RESP_LAST :

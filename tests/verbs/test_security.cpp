@@ -631,5 +631,197 @@ TEST_F(Security, SendWithInvalidateOfAnotherQpsWindow)
 	EXPECT_EQ(first_diff(mr.data(), src.data(), 64), -1);
 }
 
+/*
+ * A kick runs the engine's passes in the kicker's system call.  A kicker
+ * that a cgroup throttles (1 ms of CPU a second), posting 4 MiB WRITEs
+ * (a few milliseconds of copying each), must never stall another
+ * process's QPs on the same engine, nor a deregistration (which waits for
+ * the engine).  The victim leaves the engine idle between its WRITEs, so
+ * that the engine sleeps and the kicker's posts kick.  Before kicks ran
+ * with preemption off and a byte budget, the kick copied the whole WRITE
+ * in the kicker's system call, the cgroup throttled it there, and it held
+ * the engine for the rest of the second.
+ */
+class CgroupCpu {
+public:
+	explicit CgroupCpu(const char *name)
+	{
+		if (!mounted()) {
+			error_ = "no cgroup2 at /sys/fs/cgroup";
+			return;
+		}
+		std::ifstream ctl("/sys/fs/cgroup/cgroup.controllers");
+		std::string line;
+		std::getline(ctl, line);
+		if (line.find("cpu") == std::string::npos) {
+			error_ = "cgroup2 has no cpu controller (controllers: " +
+				 line + ")";
+			return;
+		}
+		if (!put("/sys/fs/cgroup/cgroup.subtree_control", "+cpu")) {
+			error_ = "cannot enable the cpu controller";
+			return;
+		}
+		dir_ = std::string("/sys/fs/cgroup/") + name;
+		rmdir(dir_.c_str());
+		if (mkdir(dir_.c_str(), 0755) && errno != EEXIST) {
+			error_ = "mkdir " + dir_ + ": " + strerror(errno);
+			dir_.clear();
+			return;
+		}
+		if (!put(dir_ + "/cpu.max", "1000 1000000"))
+			error_ = "cannot write cpu.max (CFS bandwidth control?)";
+	}
+	~CgroupCpu()
+	{
+		if (!dir_.empty())
+			rmdir(dir_.c_str());
+	}
+	const std::string &error() const { return error_; }
+	bool join(pid_t pid) const
+	{
+		return put(dir_ + "/cgroup.procs", std::to_string(pid));
+	}
+	bool leave(pid_t pid) const
+	{
+		return put("/sys/fs/cgroup/cgroup.procs", std::to_string(pid));
+	}
+
+private:
+	static bool mounted()
+	{
+		struct stat st{};
+		if (stat("/sys/fs/cgroup/cgroup.controllers", &st) == 0)
+			return true;
+		mkdir("/sys/fs/cgroup", 0755);
+		return system("mount -t cgroup2 none /sys/fs/cgroup "
+			      ">/dev/null 2>&1") == 0 &&
+		       stat("/sys/fs/cgroup/cgroup.controllers", &st) == 0;
+	}
+	static bool put(const std::string &path, const std::string &v)
+	{
+		int fd = open(path.c_str(), O_WRONLY);
+		if (fd < 0)
+			return false;
+		bool ok = write(fd, v.data(), v.size()) == ssize_t(v.size());
+		close(fd);
+		return ok;
+	}
+	std::string dir_, error_;
+};
+
+bool pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) == 0;
+}
+
+// The kicker: WRITEs of @len bytes between its own QPs, for ever.  It says
+// 'y' on @ready once it is set up (outside the cgroup: that is slow there).
+[[noreturn]] void kick_forever(size_t len, int ready)
+{
+	Context ctx = open_device();
+	Pd pd(ctx ? ibv_alloc_pd(ctx.get()) : nullptr);
+	if (!pd)
+		_exit(11);
+	QpPair p;
+	std::string err;
+	if (!p.init(ctx.get(), pd.get(), QpPairOptions{}, &err))
+		_exit(12);
+	Region src = make_region(pd.get(), len), dst = make_region(pd.get(), len);
+	if (!src || !dst)
+		_exit(13);
+	char c = 'y';
+	if (write(ready, &c, 1) != 1)
+		_exit(10);
+	for (uint64_t id = 1;; id++) {
+		if (p.post_a({ rdma_wr(id, IBV_WR_RDMA_WRITE,
+				       { src.sge(0, uint32_t(len)) }, dst.addr(),
+				       dst.rkey()) }))
+			_exit(14);
+		ibv_wc wc{};
+		while (ibv_poll_cq(p.cq_a(), 1, &wc) == 0)
+			;
+		if (wc.status != IBV_WC_SUCCESS)
+			_exit(15);
+	}
+}
+
+TEST_F(Security, ThrottledKickerStallsNobody)
+{
+	if (!device_is_urdma())
+		GTEST_SKIP() << "kicks are urdma's";
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		GTEST_SKIP() << "needs two CPUs";
+	CgroupCpu cg("urdma-kicker");
+	if (!cg.error().empty())
+		GTEST_SKIP() << cg.error();
+
+	int ready[2];
+	ASSERT_EQ(pipe(ready), 0);
+	pid_t kicker = fork();
+	ASSERT_GE(kicker, 0);
+	if (kicker == 0) {
+		close(ready[0]);
+		if (!pin_to_cpu(0))
+			_exit(10);
+		kick_forever(4 << 20, ready[1]);
+	}
+	close(ready[1]);
+	char c = 0;
+	ssize_t got = read(ready[0], &c, 1);
+	close(ready[0]);
+	if (got != 1) {
+		int st = 0;
+		waitpid(kicker, &st, 0);
+		FAIL() << "the kicker failed to set up: exit " << WEXITSTATUS(st);
+	}
+	ASSERT_TRUE(cg.join(kicker)) << strerror(errno);
+
+	// The victim, on the other CPU: WRITEs and MR registrations.
+	pin_to_cpu(1);
+	QpPair p;
+	ASSERT_NO_FATAL_FAILURE(make_pair(&p, QpPairOptions{}));
+	Region src = region(4096), dst = region(4096), spare(region(4096));
+	ASSERT_TRUE(src && dst && spare) << strerror(errno);
+	int64_t worst_write = 0, worst_dereg = 0, start = now_ms();
+	int writes = 0;
+	for (uint64_t id = 1; now_ms() - start < 6000; id++) {
+		int64_t t0 = now_ms();
+		ASSERT_EQ(p.post_a({ rdma_wr(id, IBV_WR_RDMA_WRITE,
+					     { src.sge(0, 4096) }, dst.addr(),
+					     dst.rkey()) }), 0);
+		ibv_wc wc{};
+		ASSERT_ONE_WC(p.cq_a(), wc);
+		ASSERT_EQ(wc.status, IBV_WC_SUCCESS) << wc_str(wc);
+		int64_t t1 = now_ms();
+		Mr mr(ibv_reg_mr(pd_.get(), spare.data(), 4096, kLocalAccess));
+		ASSERT_TRUE(mr) << strerror(errno);
+		mr.reset();	/* deregistration waits for the engine */
+		int64_t t2 = now_ms();
+		worst_write = std::max(worst_write, t1 - t0);
+		worst_dereg = std::max(worst_dereg, t2 - t1);
+		writes++;
+		usleep(5000);	/* the engine goes to sleep */
+	}
+	int st = 0;
+	bool alive = waitpid(kicker, &st, WNOHANG) == 0;
+	// Out of the cgroup first: its exit would crawl at 1 ms a second.
+	cg.leave(kicker);
+	kill(kicker, SIGKILL);
+	waitpid(kicker, &st, 0);
+	EXPECT_TRUE(alive) << "the kicker died: exit " << WEXITSTATUS(st);
+	RecordProperty("worst_write_ms", std::to_string(worst_write));
+	RecordProperty("worst_dereg_ms", std::to_string(worst_dereg));
+	printf("[   INFO   ] %d WRITEs; worst WRITE %lld ms, worst dereg %lld ms\n",
+	       writes, (long long)worst_write, (long long)worst_dereg);
+	// The throttled kicker gets 1 ms a second: holding the engine
+	// through its throttling would show as a stall near a second.
+	EXPECT_LT(worst_write, 500) << "another process's WRITE stalled";
+	EXPECT_LT(worst_dereg, 500) << "a deregistration stalled";
+}
+
 } // namespace
 } // namespace urdma::test
