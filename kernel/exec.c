@@ -354,8 +354,12 @@ bool urdma_rkey_sg(const struct urdma_peer *peer, u32 rkey, u64 va,
 	return true;
 }
 
-/* Copy @len bytes from @src to @dst; both were resolved and are long enough. */
-void urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
+/*
+ * Copy @len bytes from @src to @dst; both were resolved and are long
+ * enough.  Return: false if they were not after all (a bug; warned once):
+ * then part of @dst was not written, and must not be sent or completed.
+ */
+bool urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
 		int nsrc, u64 len)
 {
 	u32 doff = 0, soff = 0, since_resched = 0;
@@ -374,13 +378,13 @@ void urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
 			soff = 0;
 		}
 		if (WARN_ON_ONCE(di == ndst || si == nsrc))
-			return;
+			return false;
 		want = min3((u64)(dst[di].len - doff), (u64)(src[si].len - soff),
 			    len);
 		d = urdma_sg_kva(&dst[di], doff, want, &dc);
 		s = urdma_sg_kva(&src[si], soff, want, &sc);
 		if (WARN_ON_ONCE(!d || !s))
-			return;
+			return false;
 		n = min(dc, sc);
 		memcpy(d, s, n);
 		doff += n;
@@ -392,6 +396,7 @@ void urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
 			cond_resched();
 		}
 	}
+	return true;
 }
 
 /* Drop the first @skip bytes of a scatter list (they were written). */

@@ -81,7 +81,7 @@ bool urdma_complete_send(struct urdma_engine *eng, struct urdma_qp *qp,
 u8 urdma_lkey_sgl(struct urdma_dev *udev, u32 pdn,
 		  const struct urdma_sge *sge, unsigned int num,
 		  int access, struct urdma_sg *sg, int *nsg, u64 *len);
-void urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
+bool urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
 		int nsrc, u64 len);
 void urdma_sgl_skip(struct urdma_sg *sg, int n, u32 skip);
 int urdma_take_recv(struct urdma_engine *eng, struct urdma_qp *qp,

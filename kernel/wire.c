@@ -76,7 +76,12 @@ u8 urdma_ud_xmit(struct urdma_engine *eng, struct urdma_qp *qp,
 		dst.kva = tx.payload;
 		dst.mr = NULL;
 		dst.len = len;
-		urdma_copy(&dst, 1, eng->scratch->src, nsrc, len);
+		/* Never a payload it did not write. */
+		if (!urdma_copy(&dst, 1, eng->scratch->src, nsrc, len)) {
+			kfree_skb(tx.skb);
+			urdma_count(eng, URDMA_CNT_TX_ERRS);
+			return IB_WC_LOC_QP_OP_ERR;
+		}
 	}
 
 	if (urdma_pkt_xmit(udev, av, &tx,

@@ -19,6 +19,8 @@ struct urdma_engine;
  * struct urdma_inflight - a send WQE the requester has started
  * @first_psn:	its first PSN
  * @npsn:	PSNs it spans (a READ spans its responses)
+ * @mtu:	the path MTU it is cut into packets by, fixed at its start:
+ *		PSNs, offsets and go-back positions all derive from it
  * @len:	its message length
  * @got:	READ: response packets received in order
  * @asked:	READ: 1 + the @got it was asked again from after a gap (0: none)
@@ -29,6 +31,7 @@ struct urdma_engine;
 struct urdma_inflight {
 	u32 first_psn;
 	u32 npsn;
+	u32 mtu;
 	u32 len;
 	u32 got;
 	u32 asked;
@@ -37,10 +40,14 @@ struct urdma_inflight {
 	u8 wqe[] __aligned(8);
 };
 
-/* A READ or atomic the responder executed, kept for duplicates. */
+/*
+ * A READ or atomic the responder executed, kept for duplicates.  A READ's
+ * responses are cut by @mtu, the path MTU when it arrived.
+ */
 struct urdma_rd_res {
 	u32 psn;
 	u32 npsn;
+	u32 mtu;
 	u64 va;
 	u32 rkey;
 	u32 len;

@@ -288,7 +288,9 @@ static u8 urdma_req_opcode(u8 op, bool first, bool last)
 
 /*
  * Send the next packet of in-flight WQE @f at w->off.  Return: 0, or the
- * local completion status that ends the WQE (its memory went bad).
+ * local completion status that ends the WQE: its memory went bad, or the
+ * path MTU fell below the size it was cut into (the WQE fails rather than
+ * send a packet the path cannot carry).
  */
 static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 			struct urdma_inflight *f, bool *wqe_sent)
@@ -296,7 +298,7 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 	struct urdma_wire *w = qp->wire;
 	struct urdma_scratch *s = eng->scratch;
 	const struct urdma_send_wqe *wqe = urdma_slot_wqe(f);
-	u32 mtu = urdma_qp_mtu(qp);
+	u32 mtu = f->mtu;
 	u32 pay = 0, psn = w->psn;
 	bool first, last, ackreq;
 	struct urdma_tx tx;
@@ -385,8 +387,12 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 		status = urdma_wqe_gather(eng, qp, 0, &nsrc, &len);
 		if (status)
 			return status;
+		if (WARN_ON_ONCE(w->off > f->len || len != f->len))
+			return IB_WC_LOC_QP_OP_ERR;
 		first = !w->off;
 		pay = min(f->len - w->off, mtu);
+		if (pay > urdma_qp_mtu(qp))
+			return IB_WC_LOC_QP_OP_ERR;
 		last = w->off + pay >= f->len;
 		opcode = urdma_req_opcode(wqe->opcode, first, last);
 		ackreq = last || ++w->since_ackreq >= URDMA_ACKREQ_EVERY;
@@ -413,7 +419,11 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 			dst.kva = tx.payload;
 			dst.mr = NULL;
 			dst.len = pay;
-			urdma_copy(&dst, 1, s->src, nsrc, pay);
+			/* Never a payload it did not write. */
+			if (!urdma_copy(&dst, 1, s->src, nsrc, pay)) {
+				kfree_skb(tx.skb);
+				return IB_WC_LOC_QP_OP_ERR;
+			}
 		}
 		w->off += pay;
 		w->psn = urdma_psn_add(psn, 1);
@@ -490,6 +500,7 @@ static bool urdma_req_start(struct urdma_engine *eng, struct urdma_qp *qp)
 	memset(f, 0, sizeof(*f));
 	memcpy(f->wqe, s->swqe.raw, qp->sq.stride);
 	f->first_psn = w->psn;
+	f->mtu = urdma_qp_mtu(qp);
 
 	if (!urdma_wqe_valid(qp, wqe)) {
 		urdma_count(eng, URDMA_CNT_BAD_WQES);
@@ -552,7 +563,7 @@ static bool urdma_req_start(struct urdma_engine *eng, struct urdma_qp *qp)
 	}
 	f->len = urdma_wqe_is_rd(wqe->opcode) &&
 		 wqe->opcode != URDMA_WQE_RDMA_READ ? 8 : len;
-	f->npsn = urdma_msg_npsn(wqe->opcode, f->len, urdma_qp_mtu(qp));
+	f->npsn = urdma_msg_npsn(wqe->opcode, f->len, f->mtu);
 started:
 	if (w->cur == w->next)
 		w->off = 0;
@@ -564,7 +575,7 @@ started:
 static void urdma_req_rewind(struct urdma_qp *qp, u32 psn)
 {
 	struct urdma_wire *w = qp->wire;
-	u32 mtu = urdma_qp_mtu(qp), i;
+	u32 i;
 
 	for (i = qp->sq_cons; i != w->next; i++) {
 		struct urdma_inflight *f = urdma_slot(w, i);
@@ -574,7 +585,7 @@ static void urdma_req_rewind(struct urdma_qp *qp, u32 psn)
 			continue;
 		if (d >= 0 && d < (s32)f->npsn) {
 			w->cur = i;
-			w->off = d * mtu;
+			w->off = d * f->mtu;
 			if (urdma_slot_wqe(f)->opcode == URDMA_WQE_RDMA_READ)
 				f->got = d;
 			w->psn = psn;
@@ -835,8 +846,8 @@ static void urdma_req_read_resp(struct urdma_engine *eng, struct urdma_qp *qp,
 				const struct urdma_pkt *pkt)
 {
 	struct urdma_inflight *f = urdma_req_find(qp, pkt->psn);
-	u32 mtu = urdma_qp_mtu(qp), off;
 	bool last = pkt->flags & URDMA_PF_LAST;
+	u32 mtu, off;
 	s32 d;
 
 	if (f && (urdma_slot_wqe(f)->opcode == URDMA_WQE_FLUSH ||
@@ -848,6 +859,7 @@ static void urdma_req_read_resp(struct urdma_engine *eng, struct urdma_qp *qp,
 	}
 	if (!f || urdma_slot_wqe(f)->opcode != URDMA_WQE_RDMA_READ)
 		return;
+	mtu = f->mtu;
 	d = urdma_psn_diff(pkt->psn, f->first_psn);
 	if (d != (s32)f->got) {
 		/*
@@ -1038,7 +1050,7 @@ static int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
 		if (urdma_is_rc(qp) &&
 		    urdma_psn_diff(w->psn, w->acked) > URDMA_WIRE_PKTS)
 			break;
-		if (!urdma_engine_charge(eng, urdma_qp_mtu(qp)))
+		if (!urdma_engine_charge(eng, f->mtu))
 			break;
 		status = urdma_req_pkt(eng, qp, f, &sent);
 		if (status) {
@@ -1228,8 +1240,9 @@ static int urdma_resp_write(struct urdma_engine *eng, struct urdma_qp *qp,
  * whose responses are all sent (a busy READ is never cut short; only a
  * requester beyond every limit finds them all busy).
  */
-static struct urdma_rd_res *urdma_res_new(struct urdma_wire *w)
+static struct urdma_rd_res *urdma_res_new(struct urdma_qp *qp)
 {
+	struct urdma_wire *w = qp->wire;
 	struct urdma_rd_res *r = &w->res[w->res_next];
 	u32 i;
 
@@ -1239,6 +1252,7 @@ static struct urdma_rd_res *urdma_res_new(struct urdma_wire *w)
 	}
 	w->res_next = (w->res_next + 1) % w->nres;
 	memset(r, 0, sizeof(*r));
+	r->mtu = urdma_qp_mtu(qp);
 	return r;
 }
 
@@ -1296,10 +1310,9 @@ static int urdma_resp_rd(struct urdma_engine *eng, struct urdma_qp *qp,
 		if (len && !urdma_rkey_sg(&peer, rkey, va, len,
 					  IB_ACCESS_REMOTE_READ, &sg))
 			return URDMA_NAK_REM_ACCESS;
-		r = urdma_res_new(w);
+		r = urdma_res_new(qp);
 		r->psn = pkt->psn;
-		r->npsn = urdma_msg_npsn(URDMA_WQE_RDMA_READ, len,
-					 urdma_qp_mtu(qp));
+		r->npsn = urdma_msg_npsn(URDMA_WQE_RDMA_READ, len, r->mtu);
 		r->va = va;
 		r->rkey = rkey;
 		r->len = len;
@@ -1319,7 +1332,7 @@ static int urdma_resp_rd(struct urdma_engine *eng, struct urdma_qp *qp,
 		if (!target)
 			return status == IB_WC_REM_ACCESS_ERR ?
 			       URDMA_NAK_REM_ACCESS : URDMA_NAK_INV_REQ;
-		r = urdma_res_new(w);
+		r = urdma_res_new(qp);
 		r->psn = pkt->psn;
 		r->npsn = 1;
 		r->atomic = true;
@@ -1340,9 +1353,9 @@ static int urdma_resp_rd(struct urdma_engine *eng, struct urdma_qp *qp,
 static int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp)
 {
 	struct urdma_wire *w = qp->wire;
-	u32 mtu = urdma_qp_mtu(qp), i;
 	struct urdma_peer peer;
 	int sent = 0;
+	u32 i;
 
 	urdma_resp_peer(qp, &peer);
 	for (i = 0; i < w->nres && sent < URDMA_WIRE_BUDGET; i++) {
@@ -1350,9 +1363,9 @@ static int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp)
 		struct urdma_rd_res *r = &w->res[(w->res_next + i) % w->nres];
 
 		while (r->busy && sent < URDMA_WIRE_BUDGET) {
-			u32 pay = min(r->len - r->off, mtu);
+			u32 pay = min(r->len - r->off, r->mtu);
 			bool first = !r->off, last = r->off + pay >= r->len;
-			u32 psn = urdma_psn_add(r->psn, r->off / mtu);
+			u32 psn = urdma_psn_add(r->psn, r->off / r->mtu);
 			struct urdma_sg src, dst;
 			struct urdma_tx tx;
 			u8 op;
@@ -1382,7 +1395,14 @@ static int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp)
 				dst.kva = tx.payload;
 				dst.mr = NULL;
 				dst.len = pay;
-				urdma_copy(&dst, 1, &src, 1, pay);
+				if (!urdma_copy(&dst, 1, &src, 1, pay)) {
+					kfree_skb(tx.skb);
+					r->busy = false;
+					urdma_send_ack(eng, qp,
+						       urdma_syn_nak(URDMA_NAK_REM_OP),
+						       psn);
+					break;
+				}
 			}
 			urdma_wire_send(eng, qp, &tx);
 			sent++;
@@ -1435,7 +1455,7 @@ static u8 urdma_resp_flush_or_atomic_write(struct urdma_qp *qp,
 		 * Answered, in order with the READs, by a READ response of
 		 * no data (as rxe does); a duplicate gets it again.
 		 */
-		r = urdma_res_new(w);
+		r = urdma_res_new(qp);
 		r->psn = pkt->psn;
 		r->npsn = 1;
 		r->busy = true;
@@ -1465,8 +1485,7 @@ static void urdma_resp_dup(struct urdma_engine *eng, struct urdma_qp *qp,
 			urdma_send_atomic_ack(eng, qp, r);
 		} else {
 			/* Start again at the PSN asked for. */
-			r->off = urdma_psn_diff(pkt->psn, r->psn) *
-				 urdma_qp_mtu(qp);
+			r->off = urdma_psn_diff(pkt->psn, r->psn) * r->mtu;
 			r->busy = true;
 		}
 		return;

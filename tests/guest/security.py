@@ -11,6 +11,11 @@ the device behaved, 1 if not.
         connected to, with random PSNs, then N from its peer's own address
         with PSNs long acknowledged.  The caller checks that the transfer
         was not disturbed.
+  mtu   --dev-a A --gid-a G --dev-b B --gid-b G --seconds S
+        RDMA WRITEs over the wire between A and B (path MTU 4096) while the
+        caller changes the netdev MTU under them and drops packets: every
+        WRITE completes, successfully (its bytes landed, byte-exact) or
+        with a local error that fails its QP, which is then reconnected.
 """
 import argparse
 import json
@@ -79,6 +84,140 @@ def spoof(a):
     return 0
 
 
+# ---- mtu -----------------------------------------------------------------
+
+CHUNK = 64 * 1024
+SLOTS = 16
+WINDOW = 8
+
+
+def access():
+    return e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
+
+
+class Side:
+    def __init__(self, dev, gid_index):
+        self.ctx = Context(name=dev)
+        self.gid_index = gid_index
+        self.gid = self.ctx.query_gid(1, gid_index)
+        self.pd = PD(self.ctx)
+        self.cq = CQ(self.ctx, 256)
+        self.mr = MR(self.pd, CHUNK * SLOTS, access())
+        self.qp = None
+
+    def new_qp(self):
+        if self.qp:
+            self.qp.close()
+        cap = QPCap(max_send_wr=64, max_recv_wr=4, max_send_sge=1,
+                    max_recv_sge=1)
+        self.qp = QP(self.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=self.cq,
+                                         rcq=self.cq, cap=cap))
+
+    def connect(self, peer, psn, peer_psn):
+        gr = GlobalRoute(dgid=peer.gid, sgid_index=self.gid_index)
+        attr = QPAttr(qp_state=e.IBV_QPS_INIT, cur_qp_state=e.IBV_QPS_RESET)
+        attr.qp_access_flags = access()
+        attr.ah_attr = AHAttr(port_num=1, is_global=1, gr=gr)
+        attr.dest_qp_num = peer.qp.qp_num
+        attr.path_mtu = e.IBV_MTU_4096
+        attr.max_dest_rd_atomic = 1
+        attr.max_rd_atomic = 1
+        attr.min_rnr_timer = 1
+        attr.rq_psn = peer_psn
+        attr.sq_psn = psn
+        attr.timeout = 12
+        attr.retry_cnt = 7
+        attr.rnr_retry = 7
+        self.qp.to_rts(attr)
+
+
+def pattern(seq):
+    r = random.Random(seq)
+    return r.randbytes(CHUNK)
+
+
+def mtu(a):
+    sa, sb = Side(a.dev_a, a.gid_a), Side(a.dev_b, a.gid_b)
+
+    def reconnect():
+        sa.new_qp()
+        sb.new_qp()
+        pa, pb = random.randrange(1 << 24), random.randrange(1 << 24)
+        sa.connect(sb, pa, pb)
+        sb.connect(sa, pb, pa)
+
+    reconnect()
+    end = time.time() + a.seconds
+    seq = 0
+    inflight = {}          # wr_id -> (slot, seq)
+    ok = bad_bytes = errs = conns = 0
+    statuses = {}
+    broken = False         # a WRITE failed: drain, then reconnect
+    while time.time() < end or inflight:
+        while not broken and time.time() < end and len(inflight) < WINDOW:
+            slot = seq % SLOTS
+            if any(s == slot for s, _ in inflight.values()):
+                break
+            sa.mr.write(pattern(seq), CHUNK, slot * CHUNK)
+            wr = SendWR(wr_id=seq, opcode=e.IBV_WR_RDMA_WRITE,
+                        num_sge=1,
+                        sg=[SGE(sa.mr.buf + slot * CHUNK, CHUNK, sa.mr.lkey)],
+                        send_flags=e.IBV_SEND_SIGNALED)
+            wr.set_wr_rdma(sb.mr.rkey, sb.mr.buf + slot * CHUNK)
+            try:
+                sa.qp.post_send(wr)
+            except PyverbsRDMAError:
+                break
+            inflight[seq] = (slot, seq)
+            seq += 1
+        n, wcs = sa.cq.poll(num_entries=16)
+        if not n:
+            time.sleep(0.001)
+            continue
+        for wc in wcs:
+            slot, s = inflight.pop(wc.wr_id)
+            statuses[wc.status] = statuses.get(wc.status, 0) + 1
+            if wc.status == e.IBV_WC_SUCCESS:
+                if sb.mr.read(CHUNK, slot * CHUNK) != pattern(s):
+                    bad_bytes += 1
+                ok += 1
+            else:
+                errs += 1
+                broken = True
+        if broken and not inflight and time.time() < end:
+            reconnect()
+            conns += 1
+            broken = False
+    diag(f"{ok} WRITEs of {CHUNK} bytes landed, {errs} failed, "
+         f"{conns} reconnections; completion statuses {statuses}")
+    allowed = {e.IBV_WC_SUCCESS, e.IBV_WC_LOC_QP_OP_ERR,
+               e.IBV_WC_WR_FLUSH_ERR, e.IBV_WC_RETRY_EXC_ERR}
+    odd = {s: c for s, c in statuses.items() if s not in allowed}
+    if bad_bytes:
+        diag(f"{bad_bytes} WRITEs completed successfully with wrong bytes")
+    if odd:
+        diag(f"unexpected completion statuses {odd}")
+    if not ok:
+        diag("no WRITE landed at all")
+    return 0 if ok and not bad_bytes and not odd else 1
+
+
+def import_pyverbs():
+    """pyverbs, for the subcommands that need it (spoof does not: it must
+    start fast, and pyverbs is slow to load on the debug kernel)."""
+    global AHAttr, GlobalRoute, CQ, Context, MR, PD
+    global PyverbsRDMAError, QP, QPAttr, QPCap, QPInitAttr, SendWR, SGE, e
+    from pyverbs.addr import AHAttr, GlobalRoute
+    from pyverbs.cq import CQ
+    from pyverbs.device import Context
+    from pyverbs.mr import MR
+    from pyverbs.pd import PD
+    from pyverbs.pyverbs_error import PyverbsRDMAError
+    from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+    from pyverbs.wr import SendWR, SGE
+    import pyverbs.enums as e
+
+
 def main():
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -90,8 +229,16 @@ def main():
     s.add_argument("--peer-ip", required=True)
     s.add_argument("--spoof-ip", required=True)
     s.add_argument("--count", type=int, default=256)
+    s = sub.add_parser("mtu")
+    s.add_argument("--dev-a", required=True)
+    s.add_argument("--gid-a", type=int, required=True)
+    s.add_argument("--dev-b", required=True)
+    s.add_argument("--gid-b", type=int, required=True)
+    s.add_argument("--seconds", type=float, default=10)
     a = p.parse_args()
-    return {"spoof": spoof}[a.cmd](a)
+    if a.cmd != "spoof":
+        import_pyverbs()
+    return {"spoof": spoof, "mtu": mtu}[a.cmd](a)
 
 
 if __name__ == "__main__":
