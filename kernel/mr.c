@@ -596,8 +596,11 @@ int urdma_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 	table = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
 	if (!table)
 		return -EMSGSIZE;
-	if (rdma_nl_put_driver_u32_hex(msg, "key", mr->mem.key) ||
-	    rdma_nl_put_driver_u32(msg, "pdn", mr->mem.pdn) ||
+	/*
+	 * No key: any user may dump the MRs of every process, and the core
+	 * shows lkey and rkey only to CAP_NET_ADMIN.
+	 */
+	if (rdma_nl_put_driver_u32(msg, "pdn", mr->mem.pdn) ||
 	    rdma_nl_put_driver_u32(msg, "mtt_entries", mr->mtt.nents) ||
 	    rdma_nl_put_driver_u64(msg, "block_size",
 				   mr->mtt.nents ? BIT_ULL(mr->mtt.block_shift) : 0))

@@ -20,6 +20,42 @@ if ! wait_gid_v4 "$DEV"; then
 fi
 G0=$GIDIDX
 
+# ---- MR keys are not shown to other users ---------------------------------
+
+# A process holds an MR (a pingpong server waiting for its client); an
+# unprivileged user dumps every MR with the driver's details.  The core
+# shows lkey and rkey to CAP_NET_ADMIN only; the driver must not add them.
+keys_hidden() {
+	local pp pid out
+	pp=(timeout -k 2 20 ibv_rc_pingpong -d "$DEV" -g "$G0" -p 18700)
+	"${pp[@]}" >"$LOG/keys.server" 2>&1 &
+	pid=$!
+	if ! wait_for 10 sh -c "rdma res show mr dev $DEV | grep -q mrn"; then
+		tap_fail "an MR shows in rdma res" "$(cat "$LOG/keys.server")"
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		return
+	fi
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups \
+		rdma -dd res show mr dev "$DEV" 2>&1)
+	if ! grep -q mrn <<<"$out"; then
+		tap_fail "an unprivileged user sees the MRs (without keys)" "$out"
+	elif grep -Eq '(^| )[a-z_]*key ' <<<"$out"; then
+		tap_fail "an unprivileged 'rdma -dd res show mr' shows no key" \
+			"$out"
+	else
+		tap_ok "an unprivileged 'rdma -dd res show mr' shows no key"
+	fi
+	out=$(rdma -dd res show mr dev "$DEV" 2>&1)
+	if grep -q 'rkey ' <<<"$out"; then
+		tap_ok "root still sees the keys (from the core)"
+	else
+		tap_fail "root still sees the keys (from the core)" "$out"
+	fi
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+}
+
 # ---- two urdma devices on a veth pair across namespaces -------------------
 
 # veth4 (10.79.0.1, urdma_w0) here, veth5 (10.79.0.2, urdma_w1) in netns
@@ -156,7 +192,7 @@ if [ "$NETDEV" != veth0 ]; then
 	tap_done
 fi
 # Arguments pick cases (a function name each); default: all of them.
-CASES=(forged_naks mtu_flips)
+CASES=(keys_hidden forged_naks mtu_flips)
 for c in "${@:-${CASES[@]}}"; do
 	"$c"
 done
