@@ -270,6 +270,17 @@ static void urdma_dev_release_resources(struct urdma_dev *udev)
 	netdev_put(udev->ndev, &udev->ndev_tracker);
 }
 
+/*
+ * Registration has set up the GID table and marked the device registered,
+ * and no unregistration can start until it has returned: the moment other
+ * urdma devices may find it (urdma_devtab_publish()).
+ */
+static int urdma_enable_driver(struct ib_device *ibdev)
+{
+	urdma_devtab_publish(to_udev(ibdev));
+	return 0;
+}
+
 static void urdma_dealloc_driver(struct ib_device *ibdev)
 {
 	struct urdma_dev *udev = to_udev(ibdev);
@@ -304,6 +315,7 @@ static const struct ib_device_ops urdma_dev_ops = {
 	.destroy_qp = urdma_destroy_qp,
 	.destroy_srq = urdma_destroy_srq,
 	.detach_mcast = urdma_detach_mcast,
+	.enable_driver = urdma_enable_driver,
 	.fill_res_mr_entry = urdma_fill_res_mr_entry,
 	.get_dev_fw_str = urdma_get_dev_fw_str,
 	.get_dma_mr = urdma_get_dma_mr,
@@ -421,7 +433,9 @@ EXPORT_SYMBOL_IF_KUNIT(urdma_dev_create);
  * @name: the ib_device name
  *
  * On success the core owns the device: it is released through
- * ib_unregister_device*(), which ends in urdma_dealloc_driver().
+ * ib_unregister_device*(), which ends in urdma_dealloc_driver().  Other
+ * urdma devices (the local path, multicast) find it from
+ * urdma_enable_driver() on.
  */
 int urdma_dev_register(struct urdma_dev *udev, const char *name)
 {

@@ -111,6 +111,11 @@ static DEFINE_MUTEX(urdma_engines_lock);
  * Devices by a module-wide id, so that the local path can name a peer
  * device in a QP's or AH's address vector without holding a reference.
  * Lookups run in an engine pass or under RCU; removal waits for both.
+ *
+ * Reserve, then publish: a device gets its id when it is created, but
+ * lookups find it only once it is registered (urdma_devtab_publish()),
+ * when its GID table exists.  Before that, rdma_find_gid_by_port() on it
+ * would dereference the port data that ib_register_device() allocates.
  */
 static DEFINE_XARRAY_FLAGS(urdma_devtab, XA_FLAGS_ALLOC1);
 
@@ -120,9 +125,16 @@ int urdma_devtab_add(struct urdma_dev *udev)
 	int ret;
 
 	/* Cyclic: an AV holding a deleted device's id must not reach a new one. */
-	ret = xa_alloc_cyclic(&urdma_devtab, &udev->id, udev, xa_limit_32b,
+	ret = xa_alloc_cyclic(&urdma_devtab, &udev->id, NULL, xa_limit_32b,
 			      &next, GFP_KERNEL);
 	return ret < 0 ? ret : 0;
+}
+
+/* The device is registered: from here on lookups find it. */
+void urdma_devtab_publish(struct urdma_dev *udev)
+{
+	/* The slot is reserved, so this allocates nothing and cannot fail. */
+	WARN_ON(xa_err(xa_store(&urdma_devtab, udev->id, udev, GFP_KERNEL)));
 }
 
 void urdma_devtab_del(struct urdma_dev *udev)

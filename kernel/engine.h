@@ -164,6 +164,7 @@ u64 urdma_engine_counter(struct urdma_dev *udev, enum urdma_counter c);
 
 /* Module-wide device table: a stable id per device, for the local path. */
 int urdma_devtab_add(struct urdma_dev *udev);
+void urdma_devtab_publish(struct urdma_dev *udev);
 void urdma_devtab_del(struct urdma_dev *udev);
 struct urdma_dev *urdma_devtab_get(u32 id);
 u32 urdma_devtab_find_gid(const union ib_gid *gid, const struct net *net);

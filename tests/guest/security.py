@@ -16,6 +16,9 @@ the device behaved, 1 if not.
         caller changes the netdev MTU under them and drops packets: every
         WRITE completes, successfully (its bytes landed, byte-exact) or
         with a local error that fails its QP, which is then reconnected.
+  ahloop --dev D --gid-index G --seconds S
+        Create and destroy address handles on D, to a GID no urdma device
+        has, as fast as possible (each one looks at every urdma device).
 """
 import argparse
 import json
@@ -31,6 +34,11 @@ import roce
 def diag(*lines):
     for line in lines:
         print("# " + line, flush=True)
+
+
+def v4_gid(ip):
+    a = [int(x) for x in ip.split(".")]
+    return "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x" % tuple(a)
 
 
 # ---- spoof ---------------------------------------------------------------
@@ -202,12 +210,28 @@ def mtu(a):
     return 0 if ok and not bad_bytes and not odd else 1
 
 
+# ---- ahloop --------------------------------------------------------------
+
+def ahloop(a):
+    ctx = Context(name=a.dev)
+    pd = PD(ctx)
+    gr = GlobalRoute(dgid=GID(v4_gid(a.dst_ip)), sgid_index=a.gid_index)
+    attr = AHAttr(port_num=1, is_global=1, gr=gr)
+    end = time.time() + a.seconds
+    n = 0
+    while time.time() < end:
+        AH(pd, attr=attr).close()
+        n += 1
+    diag(f"{n} address handles created and destroyed on {a.dev}")
+    return 0 if n else 1
+
+
 def import_pyverbs():
     """pyverbs, for the subcommands that need it (spoof does not: it must
     start fast, and pyverbs is slow to load on the debug kernel)."""
-    global AHAttr, GlobalRoute, CQ, Context, MR, PD
+    global AH, AHAttr, GID, GlobalRoute, CQ, Context, MR, PD
     global PyverbsRDMAError, QP, QPAttr, QPCap, QPInitAttr, SendWR, SGE, e
-    from pyverbs.addr import AHAttr, GlobalRoute
+    from pyverbs.addr import AH, AHAttr, GID, GlobalRoute
     from pyverbs.cq import CQ
     from pyverbs.device import Context
     from pyverbs.mr import MR
@@ -235,10 +259,15 @@ def main():
     s.add_argument("--dev-b", required=True)
     s.add_argument("--gid-b", type=int, required=True)
     s.add_argument("--seconds", type=float, default=10)
+    s = sub.add_parser("ahloop")
+    s.add_argument("--dev", required=True)
+    s.add_argument("--gid-index", type=int, required=True)
+    s.add_argument("--dst-ip", required=True)
+    s.add_argument("--seconds", type=float, default=10)
     a = p.parse_args()
     if a.cmd != "spoof":
         import_pyverbs()
-    return {"spoof": spoof, "mtu": mtu}[a.cmd](a)
+    return {"spoof": spoof, "mtu": mtu, "ahloop": ahloop}[a.cmd](a)
 
 
 if __name__ == "__main__":

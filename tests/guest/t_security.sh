@@ -187,12 +187,44 @@ mtu_flips() {
 	wire_down
 }
 
+# ---- device creation racing address handles -------------------------------
+
+# urdma devices come and go on a veth pair while a process creates address
+# handles on urdma0 (each looks for the destination GID on every urdma
+# device): a device must not be looked at before its GID table exists.
+devices_vs_ahs() {
+	local apid rc i ok=0 cycles=40
+	[ "${URDMA_KERNEL:-}" = debug ] && cycles=15
+	ip neigh replace 10.77.0.99 lladdr 02:00:00:00:00:99 dev "$NETDEV" \
+		nud permanent
+	ip link add veth6 type veth peer name veth7 && ip link set veth6 up ||
+		{ tap_fail "devices vs AHs: veth6"; return; }
+	"${PY[@]}" ahloop --dev "$DEV" --gid-index "$G0" --dst-ip 10.77.0.99 \
+		--seconds 600 >"$LOG/ahloop.out" 2>&1 &
+	apid=$!
+	sleep 1
+	for ((i = 0; i < cycles; i++)); do
+		rdma link add urdma_race type urdma netdev veth6 &&
+			rdma link del urdma_race && ok=$((ok + 1))
+	done
+	kill -INT $apid 2>/dev/null
+	kill $apid 2>/dev/null
+	wait $apid 2>/dev/null
+	ip link del veth6
+	if [ $ok = $cycles ] && has_ibdev "$DEV"; then
+		tap_ok "$cycles device add/delete cycles race address handles on $DEV"
+	else
+		tap_fail "$cycles device add/delete cycles race address handles on $DEV" \
+			"$ok cycles worked" "$(tail -n 5 "$LOG/ahloop.out")"
+	fi
+}
+
 if [ "$NETDEV" != veth0 ]; then
 	tap_skip "security" "needs urdma0 on veth0 (netdev is $NETDEV)"
 	tap_done
 fi
 # Arguments pick cases (a function name each); default: all of them.
-CASES=(keys_hidden forged_naks mtu_flips)
+CASES=(keys_hidden forged_naks mtu_flips devices_vs_ahs)
 for c in "${@:-${CASES[@]}}"; do
 	"$c"
 done
