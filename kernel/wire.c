@@ -100,7 +100,9 @@ u8 urdma_ud_xmit(struct urdma_engine *eng, struct urdma_qp *qp,
  * @wqe: the WQE; @nsrc pieces of @len bytes gathered in the scratch area
  * @av: its AH's address vector: the group is the destination GID
  *
- * The message also goes on the wire (urdma_ud_xmit()).
+ * Only the urdma devices in the sender's network namespace take it, as on
+ * the unicast local path (urdma_devtab_find_gid()): a namespace is a host
+ * of its own.  The message also goes on the wire (urdma_ud_xmit()).
  */
 void urdma_mcast_local(struct urdma_engine *eng, struct urdma_qp *qp,
 		       const struct urdma_send_wqe *wqe,
@@ -118,6 +120,7 @@ void urdma_mcast_local(struct urdma_engine *eng, struct urdma_qp *qp,
 		.sl = av->sl,
 		.solicited = wqe->flags & URDMA_WQE_SOLICITED,
 	};
+	const struct net *net = dev_net(to_udev(qp->ibqp.device)->ndev);
 	struct urdma_dev *udev;
 	unsigned long id = 0;
 
@@ -127,7 +130,8 @@ void urdma_mcast_local(struct urdma_engine *eng, struct urdma_qp *qp,
 	}
 	urdma_build_grh(eng->scratch->grh, av, len);
 	while ((udev = urdma_devtab_next(&id)))
-		urdma_mcast_deliver(eng, udev, &av->dgid, qp, &m, qkey);
+		if (net_eq(dev_net(udev->ndev), net))
+			urdma_mcast_deliver(eng, udev, &av->dgid, qp, &m, qkey);
 }
 
 /* The GRH a UD receive starts with, from the packet's IP header. */

@@ -9,6 +9,7 @@
 # tests/selftests.
 . "$(dirname "$0")/lib.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
 PY=(python3 "$HERE/security.py")
 RESULTS=${URDMA_RESULTS:-/tmp}
 LOG=$RESULTS/security
@@ -219,12 +220,36 @@ devices_vs_ahs() {
 	fi
 }
 
+# ---- multicast stays in its namespace --------------------------------------
+
+mcast_netns() {
+	local out rc
+	ip link add vm0 type veth peer name vm1 && ip netns add mc &&
+		ip link set vm1 netns mc && ip link set vm0 up &&
+		ip -n mc link set vm1 up && ip -n mc link set lo up &&
+		ip -n mc addr add 10.80.0.2/24 dev vm1 &&
+		ip netns exec mc rdma link add urdma_mc type urdma netdev vm1 ||
+		{ tap_fail "multicast: a device in netns mc"; return; }
+	out=$(timeout -k 5 60 "$TOP/build/tests/urdma_mcast_probe" "$DEV" \
+		"$G0" urdma_mc 2>&1)
+	rc=$?
+	if [ $rc = 0 ]; then
+		tap_ok "multicast is delivered in its namespace only"
+		sed 's/^/#   /' <<<"$out"
+	else
+		tap_fail "multicast is delivered in its namespace only" "$out"
+	fi
+	ip netns exec mc rdma link del urdma_mc
+	ip link del vm0 2>/dev/null
+	ip netns del mc
+}
+
 if [ "$NETDEV" != veth0 ]; then
 	tap_skip "security" "needs urdma0 on veth0 (netdev is $NETDEV)"
 	tap_done
 fi
 # Arguments pick cases (a function name each); default: all of them.
-CASES=(keys_hidden forged_naks mtu_flips devices_vs_ahs)
+CASES=(keys_hidden forged_naks mtu_flips devices_vs_ahs mcast_netns)
 for c in "${@:-${CASES[@]}}"; do
 	"$c"
 done
