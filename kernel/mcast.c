@@ -151,6 +151,52 @@ int urdma_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 	return ret;
 }
 
+/**
+ * urdma_mcast_qp_gone - take a QP being destroyed off every group
+ * @qp: a UD QP, unpublished
+ *
+ * The core refuses to destroy a QP that ib_attach_mcast() attached, and
+ * uverbs detaches a user QP's groups first, so normally nothing is left;
+ * but a group must never point at a freed QP, whoever forgot to detach.
+ */
+void urdma_mcast_qp_gone(struct urdma_qp *qp)
+{
+	struct urdma_dev *udev = to_udev(qp->ibqp.device);
+	struct urdma_mcast *m, *tmp;
+	LIST_HEAD(gone);
+	u8 mac[ETH_ALEN];
+	bool found = false;
+	u32 i;
+
+	mutex_lock(&udev->mcast_mutex);
+	spin_lock_irq(&udev->mcast_lock);
+	list_for_each_entry_safe(m, tmp, &udev->mcast, node) {
+		for (i = 0; i < m->nqps; i++) {
+			if (m->qps[i] != qp)
+				continue;
+			m->qps[i] = m->qps[--m->nqps];
+			found = true;
+			break;
+		}
+		if (!m->nqps) {
+			list_move(&m->node, &gone);
+			udev->nmcast--;
+		}
+	}
+	spin_unlock_irq(&udev->mcast_lock);
+	list_for_each_entry(m, &gone, node) {
+		urdma_mcast_mac(&m->gid, mac);
+		dev_mc_del(udev->ndev, mac);
+	}
+	mutex_unlock(&udev->mcast_mutex);
+	if (!found)
+		return;
+	/* No engine delivers to the QP through a group any more. */
+	urdma_engine_sync();
+	list_for_each_entry_safe(m, tmp, &gone, node)
+		kfree(m);
+}
+
 /* Free what is left at device removal (the core detached every QP). */
 void urdma_mcast_destroy(struct urdma_dev *udev)
 {

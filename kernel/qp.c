@@ -9,7 +9,8 @@
  * against their architected ranges before anything changes.
  *
  * QP numbers: 1 is the kernel's GSI QP; every other QP gets a number in
- * 2..2^24-1, handed out cyclically so that a number is not reused soon.
+ * 2..2^24-2, handed out cyclically so that a number is not reused soon.
+ * 2^24-1 is the multicast QPN: packets to it go to a group, not a QP.
  */
 #include <kunit/visibility.h>
 
@@ -19,6 +20,8 @@
 
 #define URDMA_MAX_PSN		(BIT(24) - 1)
 #define URDMA_MAX_QPN		(BIT(24) - 1)
+/* The multicast QPN (IBTA 10.5.2.4); never a QP's number. */
+#define URDMA_MCAST_QPN		URDMA_MAX_QPN
 #define URDMA_GSI_QPN		1
 #define URDMA_QP_ACCESS		(IB_ACCESS_LOCAL_WRITE | \
 				 IB_ACCESS_REMOTE_WRITE | \
@@ -240,7 +243,7 @@ int urdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	} else {
 		ret = xa_alloc_cyclic_irq(&udev->qps, &qpn, NULL,
 					  XA_LIMIT(URDMA_GSI_QPN + 1,
-						   URDMA_MAX_QPN),
+						   URDMA_MCAST_QPN - 1),
 					  &udev->next_qpn, GFP_KERNEL);
 	}
 	if (ret < 0)
@@ -279,6 +282,8 @@ int urdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* Unpublish, wait until no engine pass can hold it, then unpin. */
 	urdma_engine_detach(qp);
 	xa_erase_irq(&udev->qps, ibqp->qp_num);
+	if (ibqp->qp_type == IB_QPT_UD)
+		urdma_mcast_qp_gone(qp);
 	urdma_engine_sync();
 	urdma_engine_count_err(qp, true);
 	urdma_wire_free(qp);

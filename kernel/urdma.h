@@ -542,6 +542,7 @@ int urdma_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 /* mcast.c */
 int urdma_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 int urdma_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+void urdma_mcast_qp_gone(struct urdma_qp *qp);
 void urdma_mcast_destroy(struct urdma_dev *udev);
 bool urdma_gid_is_mcast(const union ib_gid *gid);
 

@@ -913,6 +913,49 @@ static void urdma_test_dev_qpn(struct kunit *test)
 	urdma_test_qp_destroy(&a);
 }
 
+/* 0xffffff is the multicast QPN: no QP gets it, the allocator wraps first. */
+static void urdma_test_dev_qpn_not_mcast(struct kunit *test)
+{
+	struct urdma_dev_fixture *fx = test->priv;
+	struct urdma_test_qp t[3];
+	int i;
+
+	xa_lock_irq(&fx->udev->qps);
+	fx->udev->next_qpn = 0xfffffd;
+	xa_unlock_irq(&fx->udev->qps);
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		urdma_test_qp_create(test, &t[i], IB_QPT_UD);
+		KUNIT_EXPECT_NE(test, t[i].qp->qp_num, 0xffffff);
+		KUNIT_EXPECT_GE(test, t[i].qp->qp_num, 2);
+	}
+	KUNIT_EXPECT_EQ(test, t[0].qp->qp_num, 0xfffffd);
+	KUNIT_EXPECT_EQ(test, t[1].qp->qp_num, 0xfffffe);
+	for (i = ARRAY_SIZE(t) - 1; i >= 0; i--)
+		urdma_test_qp_destroy(&t[i]);
+}
+
+/*
+ * A UD QP destroyed while attached to a multicast group leaves the group.
+ * The core refuses to destroy a QP that ib_attach_mcast() attached (it
+ * counts the attachment); the driver's op is called here directly, so the
+ * core does not know, as with a consumer that forgot to detach.  A group
+ * left pointing at the freed QP would take the next multicast message.
+ */
+static void urdma_test_dev_mcast_destroy_attached(struct kunit *test)
+{
+	struct urdma_dev_fixture *fx = test->priv;
+	union ib_gid gid = { .raw = { 0xff, 0x0e, [15] = 0x42 } };
+	struct urdma_test_qp t;
+
+	urdma_test_qp_create(test, &t, IB_QPT_UD);
+	KUNIT_ASSERT_EQ(test,
+			t.qp->device->ops.attach_mcast(t.qp, &gid, 0), 0);
+	KUNIT_EXPECT_EQ(test, fx->udev->nmcast, 1);
+	urdma_test_qp_destroy(&t);
+	KUNIT_EXPECT_EQ(test, fx->udev->nmcast, 0);
+	KUNIT_EXPECT_TRUE(test, list_empty(&fx->udev->mcast));
+}
+
 /* ---- RC traffic between two kernel QPs on the KUnit device ------------ */
 
 /*
@@ -1933,6 +1976,8 @@ static struct kunit_case urdma_dev_cases[] = {
 	KUNIT_CASE(urdma_test_dev_qp_states),
 	KUNIT_CASE(urdma_test_dev_qp_post),
 	KUNIT_CASE(urdma_test_dev_qpn),
+	KUNIT_CASE(urdma_test_dev_qpn_not_mcast),
+	KUNIT_CASE(urdma_test_dev_mcast_destroy_attached),
 	KUNIT_CASE(urdma_test_rc_write),
 	KUNIT_CASE(urdma_test_rc_write_imm_big),
 	KUNIT_CASE(urdma_test_rc_read),
