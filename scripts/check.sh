@@ -6,15 +6,15 @@
 #
 #   scripts/check.sh [LANE...]     default: all lanes, in this order
 #
-# Lanes: build dkms provider kunit guest-6.12 guest-6.1 guest-debug twohost
-#        bench
+# Lanes: build dkms provider kunit guest-6.12 guest-6.1 guest-debug fuzz
+#        twohost bench
 # Each lane writes TAP to build/check/LANE.tap and its log to LANE.log.
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$TOP/build/check
-ALL_LANES=(build dkms provider kunit guest-6.12 guest-6.1 guest-debug twohost
-	bench)
+ALL_LANES=(build dkms provider kunit guest-6.12 guest-6.1 guest-debug fuzz
+	twohost bench)
 LANES=("${@:-${ALL_LANES[@]}}")
 VM=$TOP/scripts/urdma-vm
 mkdir -p "$OUT"
@@ -130,6 +130,20 @@ lane_guest() {
 		echo "not ok - guest on $kernel exits cleanly (exit $rc; see $LOG)"
 }
 
+# The long fuzzers under KASAN, lockdep and kmemleak, one guest boot: live
+# rings, uverbs commands and RoCEv2 packets, FUZZ_SECONDS each, beside
+# ordinary traffic (tests/guest/t_fuzz.sh).
+FUZZ_SECONDS=${URDMA_FUZZ_LANE_SECONDS:-120}
+lane_fuzz() {
+	tap_cmd "modules build for debug" make -s modules KVER=debug
+	"$VM" --kernel debug --timeout $((FUZZ_SECONDS * 6 + 900)) \
+		--env URDMA_FUZZ_LANE_SECONDS="$FUZZ_SECONDS" -- \
+		"$TOP/tests/guest/run.sh" fuzz 2>>"$LOG" | tee -a "$LOG" | tap_keep
+	local rc=${PIPESTATUS[0]}
+	[ "$rc" -eq 0 ] && echo "ok - fuzz guest exits cleanly (no oops, WARN, KASAN, lockdep or kmemleak report)" ||
+		echo "not ok - fuzz guest exits cleanly (exit $rc; see $LOG)"
+}
+
 # Two guests on a socket network (scripts/urdma-2host), Debian 6.12: urdma
 # against rxe in both directions, and urdma against urdma.
 TWOHOST_TESTS="rc ud rc6 ud6 write_bw read_bw send_bw atomic_bw rping xfer"
@@ -190,6 +204,7 @@ run_lane() {
 	guest-6.12) lane_guest debian-6.12 ;;
 	guest-6.1) lane_guest debian-6.1 ;;
 	guest-debug) lane_guest debug ;;
+	fuzz) lane_fuzz ;;
 	twohost) lane_twohost ;;
 	bench) lane_bench ;;
 	*) echo "not ok - unknown lane $1" ;;

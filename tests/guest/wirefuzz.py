@@ -18,7 +18,10 @@ destroyable.  Prints TAP; the seed is printed and URDMA_FUZZ_SEED sets it.
 A connected QP takes packets only from the address it is connected to:
 the same frames from a stranger's address are dropped.
 
-Usage: wirefuzz.py GID_INDEX
+Usage: wirefuzz.py GID_INDEX [SECONDS]
+With SECONDS, the random-header rounds go on for that long (make check's
+fuzz lane) instead of 10 rounds, and also carry random opcodes, source
+addresses and a UD QP as a target.
 """
 import os
 import random
@@ -120,6 +123,22 @@ def live_qp(gid_index):
     return ctx, pd, cq, qp, mr, attr
 
 
+UD_QKEY = 0x11111111
+
+
+def ud_qp(pd, cq):
+    """A UD QP in RTS, a target for UD frames (with no receive posted, UD
+    drops what arrives)."""
+    cap = QPCap(max_send_wr=4, max_recv_wr=64, max_send_sge=1,
+                max_recv_sge=1)
+    qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq, cap=cap))
+    attr = QPAttr()
+    attr.qkey = UD_QKEY
+    attr.sq_psn = 0
+    qp.to_rts(attr)
+    return qp
+
+
 def main():
     global LINK
     gid_index = int(sys.argv[1])
@@ -181,33 +200,49 @@ def main():
     # Many of them move the QP to ERROR (a NAK): each round of 200 starts
     # from RESET again, so every round reaches the responder.
     known = [op for op in range(256) if op < 0x18 or op in (0x1C, 0x1D)]
+    ud_ops = [0x64, 0x65]
+    timed = len(sys.argv) > 2
+    end = time.time() + (float(sys.argv[2]) if timed else 0)
+    ud = ud_qp(pd, cq) if timed else None
     total = {c: 0 for c in COUNTERS}
     states = []
-    for _ in range(10):
+    rounds = sent = 0
+    while rounds < 10 if not timed else time.time() < end:
         frames = []
         for _ in range(200):
-            op = rnd.choice(known)
+            to_ud = timed and rnd.random() < 0.2
+            op = rnd.choice(ud_ops if to_ud else known)
+            if timed and rnd.random() < 0.05:
+                op = rnd.randrange(256)
             psn = (1000 + rnd.randrange(-4, 64)) & 0xFFFFFF
             rest = bytes(rnd.getrandbits(8)
                          for _ in range(rnd.randrange(0, 64)))
-            if rnd.random() < 0.3:   # an RETH naming the MR
+            if to_ud and rnd.random() < 0.7:    # a DETH with its Q_Key
+                rest = struct.pack("!II", UD_QKEY, 77) + rest
+            elif rnd.random() < 0.3:   # an RETH naming the MR
                 rest = struct.pack("!QII", mr.buf + rnd.randrange(0, 65536),
                                    mr.rkey, rnd.randrange(0, 4096)) + rest
-            frames.append(frame(bth(op, qpn, psn, pad=rnd.randrange(4),
-                                    se=rnd.randrange(2),
-                                    ackreq=rnd.randrange(2)) + rest))
+            src = "10.77.0.77" if timed and rnd.random() < 0.1 else None
+            frames.append(LINK.frame(
+                bth(op, ud.qp_num if to_ud else qpn, psn,
+                    pad=rnd.randrange(4), se=rnd.randrange(2),
+                    ackreq=rnd.randrange(2)) + rest, src_ip=src))
         before = counters()
         send(frames)
         d = settle(before, len(frames), timeout=60)
         for c in COUNTERS:
             total[c] += d[c]
+        sent += len(frames)
+        rounds += 1
         attr, _ = qp.query(e.IBV_QP_STATE)
         states.append(attr.qp_state)
         qp.modify(QPAttr(qp_state=e.IBV_QPS_RESET), e.IBV_QP_STATE)
         qp.to_rts(rts)
-    tap(sum(total.values()) == 2000,
-        "random headers: 2000 frames in 10 rounds all accounted for",
-        f"deltas {total}, QP states after each round {states}")
+    tap(sum(total.values()) == sent,
+        f"random headers: {sent} frames in {rounds} rounds all accounted for",
+        f"deltas {total}, QP states after the last rounds {states[-10:]}")
+    if ud:
+        ud.close()
     qp.close()
     mr.close()
     cq.close()
