@@ -108,20 +108,10 @@ setup_siw() {
 	CLI_ADDR[siw/local]=10.78.0.1
 }
 setup_wire() {
-	ip link add veth4 type veth peer name veth5 &&
-		ip link set veth4 mtu $MTU && ip link set veth5 mtu $MTU &&
-		ip netns add wire && ip link set veth5 netns wire &&
-		ip addr add 10.79.0.1/24 dev veth4 && ip link set veth4 up &&
-		ip -n wire addr add 10.79.0.2/24 dev veth5 &&
-		ip -n wire link set veth5 up && ip -n wire link set lo up &&
-		rdma link add urdma_w0 type urdma netdev veth4 &&
-		ip netns exec wire rdma link add urdma_w1 type urdma netdev veth5 ||
-		return 1
-	wait_gid_v4 urdma_w1 || return 1
-	DEVARGS_S[urdma/wire]="-d urdma_w1 -x $GIDIDX"
+	wire_up "$MTU" || return 1
+	DEVARGS_S[urdma/wire]="-d urdma_w1 -x $GW1"
 	SRV_PRE[urdma/wire]="ip netns exec wire"
-	wait_gid_v4 urdma_w0 || return 1
-	DEVARGS_C[urdma/wire]="-d urdma_w0 -x $GIDIDX"
+	DEVARGS_C[urdma/wire]="-d urdma_w0 -x $GW0"
 	CLI_ADDR[urdma/wire]=10.79.0.2
 }
 

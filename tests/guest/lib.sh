@@ -194,6 +194,37 @@ pair_diag() {
 	sed 's/^/client: /' "$1.client" 2>/dev/null | tail -n 15
 }
 
+# wire_up [MTU]: two urdma devices on a veth pair across namespaces:
+# veth4 (10.79.0.1, urdma_w0) here, veth5 (10.79.0.2, urdma_w1) in netns
+# "wire", so that traffic between them takes the wire path (RoCEv2
+# packets).  Sets GW0 and GW1, the devices' IPv4 GID indices.
+wire_up() {
+	local mtu=${1:-1500}
+	wire_down
+	ip link add veth4 type veth peer name veth5 &&
+		ip link set veth4 mtu "$mtu" && ip link set veth5 mtu "$mtu" &&
+		ip netns add wire && ip link set veth5 netns wire &&
+		ip addr add 10.79.0.1/24 dev veth4 && ip link set veth4 up &&
+		ip -n wire addr add 10.79.0.2/24 dev veth5 &&
+		ip -n wire link set veth5 up && ip -n wire link set lo up &&
+		rdma link add urdma_w0 type urdma netdev veth4 &&
+		ip netns exec wire rdma link add urdma_w1 type urdma netdev veth5 ||
+		return 1
+	wait_gid_v4 urdma_w0 || return 1
+	GW0=$GIDIDX
+	wait_gid_v4 urdma_w1 || return 1
+	GW1=$GIDIDX
+}
+
+# wire_down: undo wire_up (whatever part of it was done).
+wire_down() {
+	rdma link del urdma_w0 2>/dev/null
+	ip netns exec wire rdma link del urdma_w1 2>/dev/null
+	ip link del veth4 2>/dev/null
+	ip netns del wire 2>/dev/null
+	true
+}
+
 has_ibdev() { [ -e "/sys/class/infiniband/$1" ]; }
 no_ibdev() { [ ! -e "/sys/class/infiniband/$1" ]; }
 

@@ -57,35 +57,7 @@ keys_hidden() {
 	wait "$pid" 2>/dev/null
 }
 
-# ---- two urdma devices on a veth pair across namespaces -------------------
-
-# veth4 (10.79.0.1, urdma_w0) here, veth5 (10.79.0.2, urdma_w1) in netns
-# "wire": traffic between them takes the wire path.  Sets GW0 and GW1.
-wire_up() {
-	local mtu=${1:-1500}
-	wire_down
-	ip link add veth4 type veth peer name veth5 &&
-		ip link set veth4 mtu "$mtu" && ip link set veth5 mtu "$mtu" &&
-		ip netns add wire && ip link set veth5 netns wire &&
-		ip addr add 10.79.0.1/24 dev veth4 && ip link set veth4 up &&
-		ip -n wire addr add 10.79.0.2/24 dev veth5 &&
-		ip -n wire link set veth5 up && ip -n wire link set lo up &&
-		rdma link add urdma_w0 type urdma netdev veth4 &&
-		ip netns exec wire rdma link add urdma_w1 type urdma netdev veth5 ||
-		return 1
-	wait_gid_v4 urdma_w0 || return 1
-	GW0=$GIDIDX
-	wait_gid_v4 urdma_w1 || return 1
-	GW1=$GIDIDX
-}
-
-wire_down() {
-	rdma link del urdma_w0 2>/dev/null
-	ip netns exec wire rdma link del urdma_w1 2>/dev/null
-	ip link del veth4 2>/dev/null
-	ip netns del wire 2>/dev/null
-	true
-}
+# ---- two urdma devices on a veth pair across namespaces (wire_up) ---------
 
 counter() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
 
