@@ -331,11 +331,11 @@ bool urdma_rkey_sg(const struct urdma_peer *peer, u32 rkey, u64 va,
 			return false;
 		/* Type 2: only through the QP it was bound to (o10-37.2.47). */
 		if (mw->ibmw.type == IB_MW_TYPE_2 &&
-		    (v.qpn != peer->qp->ibqp.qp_num ||
-		     v.qp_serial != peer->qp->serial))
+		    (v.b.qpn != peer->qp->ibqp.qp_num ||
+		     v.b.qp_serial != peer->qp->serial))
 			return false;
-		if (va < v.addr || check_add_overflow(va, len, &end) ||
-		    end > v.addr + v.length)
+		if (va < v.b.addr || check_add_overflow(va, len, &end) ||
+		    end > v.b.addr + v.b.length)
 			return false;
 		mr = urdma_mw_mr(peer->dev, mw, &v, access);
 		if (!mr)
@@ -964,8 +964,8 @@ bool urdma_invalidate(const struct urdma_qp *qp, u32 key, bool remote)
 		mw = container_of(mem, struct urdma_mw, mem);
 		if (mw->ibmw.type != IB_MW_TYPE_2)
 			return false;
-		if (remote && (READ_ONCE(mw->qpn) != qp->ibqp.qp_num ||
-			       READ_ONCE(mw->qp_serial) != qp->serial))
+		if (remote && (READ_ONCE(mw->b.qpn) != qp->ibqp.qp_num ||
+			       READ_ONCE(mw->b.qp_serial) != qp->serial))
 			return false;
 		break;
 	default:
@@ -1031,12 +1031,11 @@ u8 urdma_bind_mw(struct urdma_qp *qp, const struct urdma_send_wqe *wqe)
 	/* An access sees the old binding or the new one (urdma_mw_view()). */
 	if (!urdma_mw_bind_begin(mw))
 		return IB_WC_MW_BIND_ERR;
-	WRITE_ONCE(mw->mr_key, b->mr_lkey);
-	WRITE_ONCE(mw->mr_gen, gen);
-	WRITE_ONCE(mw->addr, b->addr);
-	WRITE_ONCE(mw->length, b->length);
-	WRITE_ONCE(mw->qpn, qp->ibqp.qp_num);
-	WRITE_ONCE(mw->qp_serial, qp->serial);
+	mw->b = (struct urdma_mw_binding){
+		.mr_key = b->mr_lkey, .mr_gen = gen,
+		.addr = b->addr, .length = b->length,
+		.qpn = qp->ibqp.qp_num, .qp_serial = qp->serial,
+	};
 	WRITE_ONCE(mem->access, access);
 	WRITE_ONCE(mem->key, b->new_rkey);
 	WRITE_ONCE(mem->state, URDMA_MEM_VALID);

@@ -236,12 +236,7 @@ bool urdma_mw_view(const struct urdma_mw *mw, u32 rkey,
 	    READ_ONCE(mw->mem.key) != rkey)
 		return false;
 	v->access = READ_ONCE(mw->mem.access);
-	v->mr_key = READ_ONCE(mw->mr_key);
-	v->mr_gen = READ_ONCE(mw->mr_gen);
-	v->addr = READ_ONCE(mw->addr);
-	v->length = READ_ONCE(mw->length);
-	v->qpn = READ_ONCE(mw->qpn);
-	v->qp_serial = READ_ONCE(mw->qp_serial);
+	v->b = mw->b;	/* may race with a bind: @seq tells */
 	smp_rmb();	/* the fields before @seq again */
 	return READ_ONCE(mw->seq) == seq;
 }
@@ -285,7 +280,7 @@ struct urdma_mr *urdma_mw_mr(struct urdma_dev *udev,
 			     const struct urdma_mw *mw,
 			     const struct urdma_mw_view *v, int access)
 {
-	struct urdma_mem *mem = urdma_key_lookup(&udev->keys, v->mr_key);
+	struct urdma_mem *mem = urdma_key_lookup(&udev->keys, v->b.mr_key);
 	struct urdma_mr *mr;
 
 	if (!mem || mem->type == URDMA_MEM_MW ||
@@ -295,7 +290,7 @@ struct urdma_mr *urdma_mw_mr(struct urdma_dev *udev,
 	mr = container_of(mem, struct urdma_mr, mem);
 	/* The generation is read after the state; pairs with rereg's wmb. */
 	smp_rmb();
-	if (READ_ONCE(mr->gen) != v->mr_gen)
+	if (READ_ONCE(mr->gen) != v->b.mr_gen)
 		return NULL;
 	if (!urdma_mem_grants(mem, IB_ACCESS_MW_BIND) ||
 	    ((access & URDMA_ACCESS_WRITES) &&

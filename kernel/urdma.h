@@ -317,10 +317,8 @@ struct urdma_mr {
 };
 
 /**
- * struct urdma_mw - a memory window
- * @mem:	key, PD, access and state (VALID while bound).
- * @seq:	odd while a bind changes the window; readers take a
- *		consistent view of it (urdma_mw_view()).
+ * struct urdma_mw_binding - what BIND_MW sets in a window, but its key and
+ *		rights (which are in its struct urdma_mem)
  * @mr_key:	the key of the MR it is bound to; looked up on each access,
  *		so a deregistered MR simply stops matching.
  * @mr_gen:	that MR's generation at the bind: a re-registered MR stops
@@ -330,10 +328,7 @@ struct urdma_mr {
  *		use it, or invalidate it with a SEND_WITH_INV it receives (the
  *		serial: not a later QP that got the same number).
  */
-struct urdma_mw {
-	struct ib_mw ibmw;
-	struct urdma_mem mem;
-	u32 seq;
+struct urdma_mw_binding {
 	u32 mr_key;
 	u64 mr_gen;
 	u64 addr;
@@ -342,15 +337,24 @@ struct urdma_mw {
 	u64 qp_serial;
 };
 
+/**
+ * struct urdma_mw - a memory window
+ * @mem:	key, PD, access and state (VALID while bound).
+ * @seq:	odd while a bind changes the window; readers take a
+ *		consistent view of it (urdma_mw_view()).
+ * @b:		what the bind set (struct urdma_mw_binding).
+ */
+struct urdma_mw {
+	struct ib_mw ibmw;
+	struct urdma_mem mem;
+	u32 seq;
+	struct urdma_mw_binding b;
+};
+
 /* A window as one access sees it: a consistent copy (urdma_mw_view()). */
 struct urdma_mw_view {
 	int access;
-	u32 mr_key;
-	u64 mr_gen;
-	u64 addr;
-	u64 length;
-	u32 qpn;
-	u64 qp_serial;
+	struct urdma_mw_binding b;
 };
 
 /*
