@@ -1006,6 +1006,9 @@ static int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
 		w->req_init = true;
 	}
 	work += urdma_req_complete(eng, qp);
+	/* A failed WQE took the QP to ERROR: the rest are flushed, not sent. */
+	if (READ_ONCE(qp->attr.qp_state) != IB_QPS_RTS)
+		return work;
 
 	if (w->rnr_wait) {
 		if (ktime_before(now, w->resume_at)) {
@@ -1043,6 +1046,8 @@ static int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
 				urdma_req_arm(qp);
 		}
 		f = urdma_slot(w, w->cur);
+		if (f->done && f->status != IB_WC_SUCCESS)
+			break;	/* nothing after a failed WQE goes out */
 		if (f->done) {
 			urdma_req_skip(w, f);
 			continue;
@@ -1054,9 +1059,11 @@ static int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
 			break;
 		status = urdma_req_pkt(eng, qp, f, &sent);
 		if (status) {
+			/* Its completion takes the QP to ERROR. */
 			f->status = status;
 			f->done = true;
-			sent = true;
+			work++;
+			break;
 		}
 		work++;
 		if (sent) {

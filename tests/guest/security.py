@@ -16,6 +16,10 @@ the device behaved, 1 if not.
         caller changes the netdev MTU under them and drops packets: every
         WRITE completes, successfully (its bytes landed, byte-exact) or
         with a local error that fails its QP, which is then reconnected.
+  stop  --dev-a A --gid-a G --dev-b B --gid-b G --rounds N
+        Over the wire from A to B, a chain of three RDMA WRITEs whose second
+        has a bad lkey: the first lands, the second fails (LOC_PROT_ERR)
+        and the third is flushed and never reaches B's memory.
   ahloop --dev D --gid-index G --seconds S
         Create and destroy address handles on D, to a GID no urdma device
         has, as fast as possible (each one looks at every urdma device).
@@ -210,6 +214,64 @@ def mtu(a):
     return 0 if ok and not bad_bytes and not odd else 1
 
 
+# ---- stop ----------------------------------------------------------------
+
+def stop(a):
+    """A requester sends nothing after a WQE that failed: the failure takes
+    the QP to ERROR, which flushes the WQEs behind it, so none of them may
+    have touched the peer's memory (a flushed WRITE that landed anyway)."""
+    sa, sb = Side(a.dev_a, a.gid_a), Side(a.dev_b, a.gid_b)
+    size = 4096
+    zero = bytes(size)
+    problems = []
+    for rnd in range(a.rounds):
+        sa.new_qp()
+        sb.new_qp()
+        pa, pb = random.randrange(1 << 24), random.randrange(1 << 24)
+        sa.connect(sb, pa, pb)
+        sb.connect(sa, pb, pa)
+        sb.mr.write(zero, size, 0)
+        sb.mr.write(zero, size, 2 * size)
+        sa.mr.write(pattern(2 * rnd)[:size], size, 0)
+        sa.mr.write(pattern(2 * rnd + 1)[:size], size, 2 * size)
+
+        def write(wr_id, off, lkey, nxt=None):
+            wr = SendWR(wr_id=wr_id, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
+                        sg=[SGE(sa.mr.buf + off, size, lkey)],
+                        send_flags=e.IBV_SEND_SIGNALED, next_wr=nxt)
+            wr.set_wr_rdma(sb.mr.rkey, sb.mr.buf + off)
+            return wr
+
+        third = write(3, 2 * size, sa.mr.lkey)
+        second = write(2, size, sa.mr.lkey ^ 0x5a5a00, third)
+        sa.qp.post_send(write(1, 0, sa.mr.lkey, second))
+        got = {}
+        end = time.time() + 20
+        while len(got) < 3 and time.time() < end:
+            n, wcs = sa.cq.poll(num_entries=4)
+            for wc in wcs[:n]:
+                got[wc.wr_id] = int(wc.status)
+            if not n:
+                time.sleep(0.001)
+        want = {1: int(e.IBV_WC_SUCCESS), 2: int(e.IBV_WC_LOC_PROT_ERR),
+                3: int(e.IBV_WC_WR_FLUSH_ERR)}
+        if got != want:
+            problems.append(f"round {rnd}: completions {got}, want {want}")
+        first = sb.mr.read(size, 0)
+        if got.get(1) == e.IBV_WC_SUCCESS and \
+                first != pattern(2 * rnd)[:size]:
+            problems.append(f"round {rnd}: the first WRITE's bytes differ")
+        landed = sb.mr.read(size, 2 * size)
+        if landed != zero:
+            what = "the third WRITE's bytes" \
+                if landed == pattern(2 * rnd + 1)[:size] else "other bytes"
+            problems.append(f"round {rnd}: {what} reached the peer's "
+                            "memory at the flushed WRITE's address")
+    diag(f"{a.rounds} rounds of WRITE, bad-lkey WRITE, WRITE",
+         *problems[:10])
+    return 1 if problems else 0
+
+
 # ---- ahloop --------------------------------------------------------------
 
 def ahloop(a):
@@ -259,6 +321,12 @@ def main():
     s.add_argument("--dev-b", required=True)
     s.add_argument("--gid-b", type=int, required=True)
     s.add_argument("--seconds", type=float, default=10)
+    s = sub.add_parser("stop")
+    s.add_argument("--dev-a", required=True)
+    s.add_argument("--gid-a", type=int, required=True)
+    s.add_argument("--dev-b", required=True)
+    s.add_argument("--gid-b", type=int, required=True)
+    s.add_argument("--rounds", type=int, default=20)
     s = sub.add_parser("ahloop")
     s.add_argument("--dev", required=True)
     s.add_argument("--gid-index", type=int, required=True)
@@ -267,7 +335,8 @@ def main():
     a = p.parse_args()
     if a.cmd != "spoof":
         import_pyverbs()
-    return {"spoof": spoof, "mtu": mtu, "ahloop": ahloop}[a.cmd](a)
+    return {"spoof": spoof, "mtu": mtu, "stop": stop,
+            "ahloop": ahloop}[a.cmd](a)
 
 
 if __name__ == "__main__":

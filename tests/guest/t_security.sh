@@ -3,7 +3,8 @@
 # What another user or another host must not be able to do to urdma
 # (docs/security.md), in a guest: read other processes' MR keys; disturb a
 # connection with forged packets; get kernel memory onto the wire by
-# changing the MTU mid-message; crash the kernel by racing device creation
+# changing the MTU mid-message, or a WQE's data past one that failed (its
+# QP in ERROR); crash the kernel by racing device creation
 # with address handles; reach another namespace's multicast QPs.  The
 # verbs-level attacks are in tests/verbs/test_security.cpp, the ABI ones in
 # tests/selftests.
@@ -125,7 +126,9 @@ forged_naks() {
 # 1500 and 9000 and 3% of its packets are lost (go-back-N rewinds into
 # messages cut at the other MTU).  No packet may leave with bytes the
 # engine did not write (that once sent kernel memory and warned), and every
-# WRITE either lands byte-exact or fails its QP with a local error.
+# WRITE either lands byte-exact or fails its QP with a local error (whose
+# QP then sends nothing more: the next WQE once went out at a PSN in the
+# middle of the failed message, and the responder NAKed it).
 mtu_flips() {
 	local secs=8 fpid rc
 	[ "${URDMA_KERNEL:-}" = debug ] && secs=6
@@ -156,6 +159,29 @@ mtu_flips() {
 	else
 		tap_fail "WRITEs across MTU changes land byte-exact or fail cleanly" \
 			"exit $rc" "$(tail -n 20 "$LOG/mtu.out")"
+	fi
+	wire_down
+}
+
+# A WQE that fails at the requester (bad lkey; or, above, an MTU that fell
+# under it) takes the QP to ERROR, which flushes the WQEs behind it: none of
+# them may have gone out first.
+failed_stops() {
+	local rc rounds=20
+	[ "${URDMA_KERNEL:-}" = debug ] && rounds=5
+	if ! wire_up; then
+		tap_fail "a failed WQE: the wire pair comes up"
+		return
+	fi
+	timeout -k 5 120 "${PY[@]}" stop --dev-a urdma_w0 --gid-a "$GW0" \
+		--dev-b urdma_w1 --gid-b "$GW1" --rounds $rounds \
+		>"$LOG/stop.out" 2>&1
+	rc=$?
+	if [ $rc = 0 ]; then
+		tap_ok "nothing is sent after a failed WQE; the flushed ones never land"
+	else
+		tap_fail "nothing is sent after a failed WQE; the flushed ones never land" \
+			"exit $rc" "$(tail -n 12 "$LOG/stop.out")"
 	fi
 	wire_down
 }
@@ -221,7 +247,8 @@ if [ "$NETDEV" != veth0 ]; then
 	tap_done
 fi
 # Arguments pick cases (a function name each); default: all of them.
-CASES=(keys_hidden forged_naks mtu_flips devices_vs_ahs mcast_netns)
+CASES=(keys_hidden forged_naks mtu_flips failed_stops devices_vs_ahs
+	mcast_netns)
 for c in "${@:-${CASES[@]}}"; do
 	"$c"
 done
