@@ -37,7 +37,7 @@ KBUILD_DIR = $(BUILD)/$(KVER)
 KSRC := Kbuild $(shell find kernel uapi tests/kunit -name '*.[ch]' 2>/dev/null)
 
 .PHONY: all modules modules-all provider tests bench install install-module \
-	install-userland uninstall demo check checkpatch sparse debug-kernel \
+	install-userland uninstall demo check soak checkpatch sparse debug-kernel \
 	deps clean help
 
 all: modules
@@ -57,6 +57,8 @@ help:
 	@echo '  make install-userland only rdma-core 56.1 with liburdma'
 	@echo '  make demo            install deps, build, boot a guest, show urdma0, move data'
 	@echo '  make check           every test lane; ends with "N passed, N failed"'
+	@echo '  make soak            the fuzz lane for SOAK_SECONDS (default 900) per'
+	@echo '                       fuzzer, not 60 as in make check'
 	@echo '  make bench           urdma, rxe and siw side by side in one guest;'
 	@echo '                       writes docs/bench/ (BENCH_ARGS=--quick: smoke)'
 	@echo '  make checkpatch      checkpatch.pl --strict on the kernel sources'
@@ -156,6 +158,12 @@ demo:
 
 check:
 	@$(TOP)/scripts/check.sh $(LANES)
+
+# The fuzz lane for SOAK_SECONDS per fuzzer (make check: 60).
+SOAK_SECONDS ?= 900
+soak:
+	@$(TOP)/scripts/build-debug-kernel.sh
+	@URDMA_FUZZ_LANE_SECONDS=$(SOAK_SECONDS) $(TOP)/scripts/check.sh provider fuzz
 
 bench: tests
 	@$(TOP)/scripts/bench.sh $(BENCH_ARGS)
