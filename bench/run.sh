@@ -195,10 +195,12 @@ perf() {
 
 # perf3 KEY TOOL SIZE QPS ITERS: the median of three runs, for the figures
 # the targets use: one run in this guest varies by tens of percent with
-# where the scheduler puts the engine and the pollers.
+# where the scheduler puts the engine and the pollers.  (The quick smoke
+# run: one run.)
 perf3() {
-	local lines=() vals=() i m
-	for i in 1 2 3; do
+	local lines=() vals=() i m runs=3
+	[ "$QUICK" = 1 ] && runs=1
+	for ((i = 0; i < runs; i++)); do
 		PERF_QUIET=1 perf "$@" || continue
 		lines+=("$PERF_LAST")
 		vals+=("$PERF_VAL $((${#lines[@]} - 1))")
@@ -284,9 +286,10 @@ limit_rec() { sed "s/^{/{\"dev\":\"limit\",\"path\":\"${1:-local}\",/" >>"$OUT";
 # (path "beside"): the memcpy target sets urdma against the copy rate of
 # the same minutes of the boot (docs/performance.md).
 beside() { "$LIMITS" memcpy 65536 | limit_rec beside; }
-# limits: the guest's own limits.  Measured before and after the matrix;
-# the report takes the best of the two (a run right after boot, or one that
-# a background task disturbed, reads low).
+# limits [again]: the guest's own limits.  Measured before and after the
+# matrix; the report takes the best of the two (a run right after boot, or
+# one that a background task disturbed, reads low).  The quick smoke run
+# measures the CRC rate (a minute of tcrypt) only the first time.
 limits() {
 	say "limits: memcpy, shared-memory ping-pong, a system call"
 	for s in "${BW_SIZES[@]}"; do
@@ -294,6 +297,7 @@ limits() {
 	done
 	"$LIMITS" pingpong "${LAT_SIZES[@]}" -n $((LAT_ITERS * 20)) | limit_rec
 	"$LIMITS" syscall 0 -n $((LAT_ITERS * 100)) | limit_rec
+	[ "$QUICK" = 1 ] && [ "${1:-}" = again ] && return
 	say "limits: the ICRC's CRC-32 (tcrypt)"
 	for alg in crc32-generic crc32-pclmul; do
 		modprobe "$alg" 2>/dev/null
@@ -349,6 +353,6 @@ else
 	say "could not reload urdma with engines=2"
 	FAILS=$((FAILS + 1))
 fi
-limits
+limits again
 say "done: $(grep -c . "$OUT") records, $FAILS failed runs"
 [ $FAILS -eq 0 ]
