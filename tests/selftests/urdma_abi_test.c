@@ -222,6 +222,24 @@ static int do_alloc_pd(int fd, uint32_t *handle, uint32_t *pdn)
 }
 
 /* open + GET_CONTEXT with the full response; 0 or -errno. */
+/*
+ * The project's KASAN/lockdep kernel (urdma-vm exports URDMA_KERNEL), where
+ * sweeps of tens of thousands of objects take too long under TCG; they run
+ * on the Debian kernels, and repeated cycles run fewer times there.
+ */
+static bool on_debug_kernel(void)
+{
+	const char *k = getenv("URDMA_KERNEL");
+
+	return k && !strcmp(k, "debug");
+}
+
+/* @n repetitions, a quarter of them on the debug kernel. */
+static int reps(int n)
+{
+	return on_debug_kernel() ? n / 4 : n;
+}
+
 static int ctx_open(int *fd, int *async_fd,
 		    struct urdma_alloc_ucontext_resp *drv)
 {
@@ -1799,7 +1817,7 @@ TEST_F_TIMEOUT(ctx, close_with_live_pds, 400)
 	uint32_t h;
 	int i;
 
-	for (i = 0; i < 1000; i++)
+	for (i = 0; i < reps(1000); i++)
 		ASSERT_RET(0, do_alloc_pd(self->fd, &h, NULL));
 	/* Close the uverbs fd first; the async fd keeps the file alive. */
 	ASSERT_EQ(0, close(self->fd));
@@ -1831,7 +1849,7 @@ TEST_F_TIMEOUT(dev, open_close_cycles, 600)
 
 	close(self->fd);
 	self->fd = -1;
-	for (i = 0; i < 1000; i++) {
+	for (i = 0; i < reps(1000); i++) {
 		int fd, afd;
 		uint32_t h;
 
@@ -1891,7 +1909,7 @@ TEST_F_TIMEOUT(dev, sigkill_busy_children, 600)
 {
 	int round, status;
 
-	for (round = 0; round < 8; round++) {
+	for (round = 0; round < reps(8); round++) {
 		pid_t pid = fork();
 
 		ASSERT_LE(0, pid);
@@ -5560,18 +5578,6 @@ TEST_F(q, ah_bad)
 	if (!unlimited_memlock())					\
 		SKIP(return, "cannot lift RLIMIT_MEMLOCK");		\
 } while (0)
-
-/*
- * The project's KASAN/lockdep kernel (urdma-vm exports URDMA_KERNEL), where
- * sweeps of tens of thousands of objects take too long under TCG; they run
- * on the Debian kernels.
- */
-static bool on_debug_kernel(void)
-{
-	const char *k = getenv("URDMA_KERNEL");
-
-	return k && !strcmp(k, "debug");
-}
 
 #define SKIP_ON_DEBUG_KERNEL() do {					\
 	if (on_debug_kernel())						\
