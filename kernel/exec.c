@@ -15,8 +15,11 @@
  * that user space writes are requests: a producer index that runs more than
  * a ring ahead of the engine's consumer index puts the QP in ERROR.
  *
- * Locks, in order: rq_lock (a QP's RQ) or srq->lock -> cq->lock.  All of
- * them are spinlocks taken with interrupts off, because kernel consumers
+ * Locks: rq_lock (a QP's RQ), srq->lock and cq->lock.  The engine never
+ * holds two of them at once: a receive WQE is taken under its queue's lock,
+ * which is dropped before its CQE is pushed under the CQ's.  (Resizing a
+ * ring nests them under the context's mem_lock mutex: cq.c, srq.c.)  All
+ * three are spinlocks taken with interrupts off, because kernel consumers
  * post and poll from any context.  No lock is held while data is copied.
  */
 #include <linux/atomic.h>

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The engine's internals shared by exec.c (WQEs, the local path,
- * completions) and wire.c (RoCEv2 requester and responder).
+ * completions), wire.c (UD datagrams and the receive demux) and wire_rc.c
+ * (the RC and UC requester and responder).
  */
 #ifndef URDMA_EXEC_H
 #define URDMA_EXEC_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * A connected QP's transport state on the wire path (wire.c).
+ * A connected QP's transport state on the wire path (wire_rc.c).
  */
 #ifndef URDMA_WIRE_H
 #define URDMA_WIRE_H
