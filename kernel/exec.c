@@ -1377,19 +1377,14 @@ static bool urdma_qp_wait(struct urdma_engine *eng, struct urdma_qp *qp,
 	}
 	if (why == URDMA_EXEC_RNR) {
 		urdma_count(eng, URDMA_CNT_RNR_WAITS);
-		if (qp->rnr_left != 7) {	/* 7: retry forever */
-			if (!qp->rnr_left)
-				return false;
-			qp->rnr_left--;
-		}
+		if (!urdma_retry_spend(&qp->rnr_left, qp->rnr_left ==
+				       URDMA_RNR_RETRY_FOREVER))
+			return false;
 		ns = urdma_rnr_ns(rnr_timer);
 	} else {
 		urdma_count(eng, URDMA_CNT_RETRIES);
-		if (qp->attr.timeout) {
-			if (!qp->retry_left)
-				return false;
-			qp->retry_left--;
-		}
+		if (!urdma_retry_spend(&qp->retry_left, !qp->attr.timeout))
+			return false;
 		ns = urdma_ack_timeout_ns(qp->attr.timeout);
 	}
 	qp->wait_until = ktime_add_ns(ktime_get(), ns);

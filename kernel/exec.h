@@ -122,6 +122,29 @@ void urdma_sq_retire(struct urdma_qp *qp);
 u64 urdma_ack_timeout_ns(u8 timeout);
 u64 urdma_rnr_ns(u8 rnr_timer);
 
+/* retry_cnt and rnr_retry are 3-bit fields; an rnr_retry of 7 never ends. */
+#define URDMA_RETRY_MAX			7
+#define URDMA_RNR_RETRY_FOREVER		7
+
+/*
+ * urdma_retry_spend - take one retry from the budget *@left
+ * @left: retries still allowed (from retry_cnt or rnr_retry)
+ * @forever: this budget never runs out (rnr_retry 7; or a local ACK
+ *	timeout of 0, which means no timeout)
+ *
+ * The local path and the wire path both spend their budgets here.
+ * Return: false if none was left: the WQE fails.
+ */
+static inline bool urdma_retry_spend(u8 *left, bool forever)
+{
+	if (forever)
+		return true;
+	if (!*left)
+		return false;
+	(*left)--;
+	return true;
+}
+
 /* mcast.c */
 u32 urdma_mcast_deliver(struct urdma_engine *eng, struct urdma_dev *udev,
 			const union ib_gid *gid, const struct urdma_qp *skip,

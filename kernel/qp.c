@@ -321,9 +321,9 @@ int urdma_qp_check_attr(const struct ib_qp_attr *attr, int mask)
 		return -EINVAL;
 	if ((mask & IB_QP_TIMEOUT) && attr->timeout > 31)
 		return -EINVAL;
-	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > 7)
+	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > URDMA_RETRY_MAX)
 		return -EINVAL;
-	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > 7)
+	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > URDMA_RETRY_MAX)
 		return -EINVAL;
 	if ((mask & IB_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
 		return -EINVAL;

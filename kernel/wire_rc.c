@@ -946,13 +946,10 @@ static void urdma_req_ack(struct urdma_engine *eng, struct urdma_qp *qp,
 	case URDMA_SYN_RNR:
 		urdma_req_acked(qp, prev);
 		urdma_count(eng, URDMA_CNT_RNR_WAITS);
-		if (w->rnr_left != 7) {
-			if (!w->rnr_left) {
-				urdma_req_fail(qp, pkt->psn,
-					       IB_WC_RNR_RETRY_EXC_ERR);
-				break;
-			}
-			w->rnr_left--;
+		if (!urdma_retry_spend(&w->rnr_left, w->rnr_left ==
+				       URDMA_RNR_RETRY_FOREVER)) {
+			urdma_req_fail(qp, pkt->psn, IB_WC_RNR_RETRY_EXC_ERR);
+			break;
 		}
 		urdma_req_rewind(qp, pkt->psn);
 		w->rnr_wait = true;
@@ -1023,7 +1020,7 @@ static int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
 		/* No progress within the local ACK timeout. */
 		urdma_count(eng, URDMA_CNT_RETRIES);
 		urdma_count(eng, URDMA_CNT_TIMEOUTS);
-		if (qp->attr.timeout && !w->retry_left--) {
+		if (!urdma_retry_spend(&w->retry_left, !qp->attr.timeout)) {
 			urdma_req_fail_oldest(qp, IB_WC_RETRY_EXC_ERR);
 			return work + urdma_req_complete(eng, qp);
 		}
