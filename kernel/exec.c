@@ -1406,6 +1406,38 @@ void urdma_sq_retire(struct urdma_qp *qp)
 	smp_store_release(&db->sq_cons, qp->sq_cons);
 }
 
+/**
+ * urdma_sq_done - retire the SQ's head WQE and complete it
+ * @eng: the engine thread
+ * @qp: its QP
+ * @wqe: the engine's copy of the WQE
+ * @byte_len: the CQE's byte_len
+ * @status: how it ended
+ *
+ * The one send-completion routine of the local path and the wire path.
+ * The slot is retired first: a consumer that sees the completion may post
+ * into it at once.  A failed WQE puts the QP in ERROR before its CQE shows
+ * why; so does a CQ that overflows.
+ *
+ * Return: the status the WQE ended with: @status, or IB_WC_GENERAL_ERR if
+ * its CQE did not fit.
+ */
+u8 urdma_sq_done(struct urdma_engine *eng, struct urdma_qp *qp,
+		 const struct urdma_send_wqe *wqe, u32 byte_len, u8 status)
+{
+	urdma_sq_retire(qp);
+	urdma_count(eng, URDMA_CNT_WQES);
+	if (status != IB_WC_SUCCESS)
+		urdma_qp_set_error(qp);
+	if ((status != IB_WC_SUCCESS || (wqe->flags & URDMA_WQE_SIGNALED)) &&
+	    !urdma_complete_send(eng, qp, wqe->wr_id, wqe->opcode, byte_len,
+				 status)) {
+		urdma_qp_set_error(qp);
+		status = IB_WC_GENERAL_ERR;
+	}
+	return status;
+}
+
 /* A producer index more than a ring ahead is garbage: the QP fails. */
 static bool urdma_sq_pending(struct urdma_qp *qp, u32 *avail)
 {
@@ -1460,23 +1492,9 @@ static int urdma_qp_send(struct urdma_engine *eng, struct urdma_qp *qp)
 			status = res == URDMA_EXEC_RNR ?
 				 IB_WC_RNR_RETRY_EXC_ERR : IB_WC_RETRY_EXC_ERR;
 		}
-		urdma_count(eng, URDMA_CNT_WQES);
 		done++;
-		/*
-		 * Retire the slot first: a consumer that sees the completion
-		 * may post into it at once.  In ERROR before it sees why.
-		 */
-		urdma_sq_retire(qp);
-		if (status != IB_WC_SUCCESS)
-			urdma_qp_set_error(qp);
-		if ((status != IB_WC_SUCCESS ||
-		     (wqe->flags & URDMA_WQE_SIGNALED)) &&
-		    !urdma_complete_send(eng, qp, wqe->wr_id, wqe->opcode,
-					 byte_len, status)) {
-			urdma_qp_set_error(qp);
-			status = IB_WC_GENERAL_ERR;
-		}
-		if (status != IB_WC_SUCCESS)
+		if (urdma_sq_done(eng, qp, wqe, byte_len, status) !=
+		    IB_WC_SUCCESS)
 			break;
 	}
 	return done;

@@ -119,6 +119,8 @@ bool urdma_wqe_valid(const struct urdma_qp *qp,
 u8 urdma_bind_mw(struct urdma_qp *qp, const struct urdma_send_wqe *wqe);
 u8 urdma_reg_mr(struct urdma_qp *qp, const struct urdma_send_wqe *wqe);
 void urdma_sq_retire(struct urdma_qp *qp);
+u8 urdma_sq_done(struct urdma_engine *eng, struct urdma_qp *qp,
+		 const struct urdma_send_wqe *wqe, u32 byte_len, u8 status);
 u64 urdma_ack_timeout_ns(u8 timeout);
 u64 urdma_rnr_ns(u8 rnr_timer);
 

@@ -706,18 +706,10 @@ static int urdma_req_complete(struct urdma_engine *eng, struct urdma_qp *qp)
 		status = f->status;
 		if (w->cur == qp->sq_cons)
 			urdma_req_skip(w, f);
-		urdma_sq_retire(qp);
 		w->rnr_left = qp->attr.rnr_retry;
 		n++;
-		urdma_count(eng, URDMA_CNT_WQES);
-		if (status != IB_WC_SUCCESS)
-			urdma_qp_set_error(qp);
-		if ((status != IB_WC_SUCCESS ||
-		     (wqe->flags & URDMA_WQE_SIGNALED)) &&
-		    !urdma_complete_send(eng, qp, wqe->wr_id, wqe->opcode,
-					 status ? 0 : f->len, status))
-			urdma_qp_set_error(qp);
-		if (status != IB_WC_SUCCESS)
+		if (urdma_sq_done(eng, qp, wqe, status ? 0 : f->len, status) !=
+		    IB_WC_SUCCESS)
 			break;
 	}
 	if (n)
