@@ -1149,6 +1149,27 @@ u8 urdma_flush(const struct urdma_peer *peer, u8 type, u8 level, u32 rkey,
 }
 
 /*
+ * urdma_exec_local - a WQE that stays on this side: LOCAL_INV, BIND_MW or
+ * REG_MR (urdma_wqe_is_local()), on the local path and the wire path alike.
+ * Return: its completion status.
+ */
+u8 urdma_exec_local(struct urdma_qp *qp, const struct urdma_send_wqe *wqe)
+{
+	switch (wqe->opcode) {
+	case URDMA_WQE_LOCAL_INV:
+		return urdma_invalidate(qp, wqe->ex, false) ?
+		       IB_WC_SUCCESS : IB_WC_LOC_QP_OP_ERR;
+	case URDMA_WQE_BIND_MW:
+		return urdma_bind_mw(qp, wqe);
+	case URDMA_WQE_REG_MR:
+		return urdma_reg_mr(qp, wqe);
+	default:
+		WARN_ON_ONCE(1);
+		return IB_WC_LOC_QP_OP_ERR;
+	}
+}
+
+/*
  * Execute the WQE in the scratch area.  @status is the requester's
  * completion status for URDMA_EXEC_DONE; @byte_len its length.
  */
@@ -1175,17 +1196,8 @@ static enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 		return URDMA_EXEC_DONE;
 	}
 
-	/* Local operations. */
-	switch (wqe->opcode) {
-	case URDMA_WQE_LOCAL_INV:
-		*status = urdma_invalidate(qp, wqe->ex, false) ?
-			  IB_WC_SUCCESS : IB_WC_LOC_QP_OP_ERR;
-		return URDMA_EXEC_DONE;
-	case URDMA_WQE_BIND_MW:
-		*status = urdma_bind_mw(qp, wqe);
-		return URDMA_EXEC_DONE;
-	case URDMA_WQE_REG_MR:
-		*status = urdma_reg_mr(qp, wqe);
+	if (urdma_wqe_is_local(wqe->opcode)) {
+		*status = urdma_exec_local(qp, wqe);
 		return URDMA_EXEC_DONE;
 	}
 

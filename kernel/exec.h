@@ -119,6 +119,15 @@ bool urdma_wqe_valid(const struct urdma_qp *qp,
 u8 urdma_bind_mw(struct urdma_qp *qp, const struct urdma_send_wqe *wqe);
 u8 urdma_reg_mr(struct urdma_qp *qp, const struct urdma_send_wqe *wqe);
 void urdma_sq_retire(struct urdma_qp *qp);
+
+/* LOCAL_INV, BIND_MW and REG_MR: executed at the requester alone. */
+static inline bool urdma_wqe_is_local(u8 op)
+{
+	return op == URDMA_WQE_LOCAL_INV || op == URDMA_WQE_BIND_MW ||
+	       op == URDMA_WQE_REG_MR;
+}
+
+u8 urdma_exec_local(struct urdma_qp *qp, const struct urdma_send_wqe *wqe);
 u8 urdma_sq_done(struct urdma_engine *eng, struct urdma_qp *qp,
 		 const struct urdma_send_wqe *wqe, u32 byte_len, u8 status);
 u64 urdma_ack_timeout_ns(u8 timeout);

@@ -508,22 +508,15 @@ static bool urdma_req_start(struct urdma_engine *eng, struct urdma_qp *qp)
 		f->done = true;
 		goto started;
 	}
-	switch (wqe->opcode) {
-	case URDMA_WQE_LOCAL_INV:
-	case URDMA_WQE_BIND_MW:
-	case URDMA_WQE_REG_MR:
+	if (urdma_wqe_is_local(wqe->opcode)) {
 		/* In order with the SQ: only when nothing is in flight. */
 		if (!idle)
 			return false;
-		if (wqe->opcode == URDMA_WQE_LOCAL_INV)
-			f->status = urdma_invalidate(qp, wqe->ex, false) ?
-				    IB_WC_SUCCESS : IB_WC_LOC_QP_OP_ERR;
-		else if (wqe->opcode == URDMA_WQE_BIND_MW)
-			f->status = urdma_bind_mw(qp, wqe);
-		else
-			f->status = urdma_reg_mr(qp, wqe);
+		f->status = urdma_exec_local(qp, wqe);
 		f->done = true;
 		goto started;
+	}
+	switch (wqe->opcode) {
 	case URDMA_WQE_ATOMIC_WRITE:
 	case URDMA_WQE_FLUSH:
 		/*
