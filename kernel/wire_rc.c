@@ -565,7 +565,7 @@ started:
 }
 
 /* Go back to @psn (go-back-N): the WQE holding it is sent again from there. */
-static void urdma_req_rewind(struct urdma_qp *qp, u32 psn)
+VISIBLE_IF_KUNIT void urdma_req_rewind(struct urdma_qp *qp, u32 psn)
 {
 	struct urdma_wire *w = qp->wire;
 	u32 i;
@@ -587,6 +587,7 @@ static void urdma_req_rewind(struct urdma_qp *qp, u32 psn)
 		}
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(urdma_req_rewind);
 
 /*
  * The retransmit interval.  IBTA's local ACK timeout (4.096 us * 2^timeout)
@@ -610,7 +611,7 @@ static u64 urdma_rto_ns(const struct urdma_qp *qp)
  * oldest WQE that is not complete and not acknowledged (a READ's missing
  * responses are not covered by ACKs of later PSNs).
  */
-static u32 urdma_req_resume_psn(struct urdma_qp *qp)
+VISIBLE_IF_KUNIT u32 urdma_req_resume_psn(struct urdma_qp *qp)
 {
 	struct urdma_wire *w = qp->wire;
 	u32 next = urdma_psn_add(w->acked, 1), i;
@@ -629,6 +630,7 @@ static u32 urdma_req_resume_psn(struct urdma_qp *qp)
 	}
 	return next;
 }
+EXPORT_SYMBOL_IF_KUNIT(urdma_req_resume_psn);
 
 /* Arm the retransmit timer; progress pushes it out. */
 static void urdma_req_arm(struct urdma_qp *qp)
@@ -1486,7 +1488,8 @@ static void urdma_resp_dup(struct urdma_engine *eng, struct urdma_qp *qp,
 }
 
 /* Whether a packet fits the message state (IBTA 9.7.5.1.2, C9-40..). */
-static bool urdma_resp_seq_ok(struct urdma_wire *w, const struct urdma_pkt *pkt)
+VISIBLE_IF_KUNIT bool urdma_resp_seq_ok(const struct urdma_wire *w,
+					const struct urdma_pkt *pkt)
 {
 	bool first = pkt->flags & URDMA_PF_FIRST;
 
@@ -1496,6 +1499,7 @@ static bool urdma_resp_seq_ok(struct urdma_wire *w, const struct urdma_pkt *pkt)
 		return w->in_write ? !first : first && !w->in_send;
 	return !w->in_send && !w->in_write;
 }
+EXPORT_SYMBOL_IF_KUNIT(urdma_resp_seq_ok);
 
 /* A request packet at the responder. */
 static void urdma_resp_rx(struct urdma_engine *eng, struct urdma_qp *qp,

@@ -1862,6 +1862,201 @@ static void urdma_test_psn_outstanding(struct kunit *test)
 			c->outstanding);
 }
 
+/* ---- the RC requester's go-back and the responder's sequence check ------- */
+
+/*
+ * A QP with wire state and four WQEs in flight from SQ index 0:
+ *   0  WRITE       PSNs 100-103 (4096 bytes at MTU 1024)
+ *   1  LOCAL_INV   done, no PSN
+ *   2  READ        PSNs 104-106 (3 responses), @read_got of them placed
+ *   3  SEND        PSN  107
+ * (@base moves all PSNs, to try the wrap.)
+ */
+static struct urdma_qp *urdma_test_inflight_qp(struct kunit *test, u32 base,
+					       u32 read_got)
+{
+	static const struct {
+		u8 opcode;
+		u32 psn, npsn;
+		bool done;
+	} q[] = {
+		{ URDMA_WQE_RDMA_WRITE, 0, 4, false },
+		{ URDMA_WQE_LOCAL_INV, 4, 0, true },
+		{ URDMA_WQE_RDMA_READ, 4, 3, false },
+		{ URDMA_WQE_SEND, 7, 1, false },
+	};
+	struct urdma_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+	struct urdma_wire *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, qp);
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	w->slot_size = ALIGN(sizeof(struct urdma_inflight) +
+			     sizeof(struct urdma_send_wqe), 8);
+	w->slots = kunit_kcalloc(test, URDMA_WIRE_WINDOW, w->slot_size,
+				 GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, w->slots);
+	for (i = 0; i < ARRAY_SIZE(q); i++) {
+		struct urdma_inflight *f = (void *)(w->slots +
+						    i * w->slot_size);
+
+		((struct urdma_send_wqe *)f->wqe)->opcode = q[i].opcode;
+		f->first_psn = urdma_psn_add(base, q[i].psn);
+		f->npsn = q[i].npsn;
+		f->mtu = 1024;
+		f->len = q[i].npsn * 1024;
+		f->done = q[i].done;
+		if (q[i].opcode == URDMA_WQE_RDMA_READ)
+			f->got = read_got;
+	}
+	qp->wire = w;
+	qp->sq_cons = 0;
+	w->next = ARRAY_SIZE(q);
+	w->cur = w->next;
+	w->psn = urdma_psn_add(base, 8);
+	w->psn_max = w->psn;
+	w->since_ackreq = 3;
+	return qp;
+}
+
+struct urdma_rewind_case {
+	const char *name;
+	u32 base, psn;
+	bool moves;
+	u32 cur, off, read_got;
+};
+
+static const struct urdma_rewind_case urdma_rewind_cases[] = {
+	{ "write_first_packet", 100, 100, true, 0, 0, 0 },
+	{ "write_third_packet", 100, 102, true, 0, 2048, 0 },
+	{ "read_second_response", 100, 105, true, 2, 1024, 1 },
+	{ "send", 100, 107, true, 3, 0, 0 },
+	{ "before_everything", 100, 99, false },
+	{ "not_sent_yet", 100, 108, false },
+	{ "write_across_the_wrap", 0xfffffe, 0x000001, true, 0, 3072, 0 },
+	{ "read_across_the_wrap", 0xfffffd, 0x000002, true, 2, 1024, 1 },
+};
+
+static void urdma_rewind_case_desc(const struct urdma_rewind_case *c,
+				   char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(urdma_rewind, urdma_rewind_cases, urdma_rewind_case_desc);
+
+/*
+ * A go-back to a PSN resends the WQE that holds it from that packet (a
+ * READ asks again from that response on); a PSN no WQE holds moves
+ * nothing.
+ */
+static void urdma_test_rewind(struct kunit *test)
+{
+	const struct urdma_rewind_case *c = test->param_value;
+	struct urdma_qp *qp = urdma_test_inflight_qp(test, c->base, 0);
+	struct urdma_wire *w = qp->wire;
+	struct urdma_inflight *read = (void *)(w->slots + 2 * w->slot_size);
+	u32 psn0 = w->psn;
+
+	urdma_req_rewind(qp, c->psn);
+	if (!c->moves) {
+		KUNIT_EXPECT_EQ(test, w->cur, 4);
+		KUNIT_EXPECT_EQ(test, w->psn, psn0);
+		KUNIT_EXPECT_EQ(test, w->since_ackreq, 3);
+		return;
+	}
+	KUNIT_EXPECT_EQ(test, w->cur, c->cur);
+	KUNIT_EXPECT_EQ(test, w->off, c->off);
+	KUNIT_EXPECT_EQ(test, w->psn, c->psn);
+	KUNIT_EXPECT_EQ(test, w->since_ackreq, 0);
+	KUNIT_EXPECT_EQ(test, read->got, c->read_got);
+}
+
+/*
+ * Where a retransmission resumes after a timeout: the first PSN that is
+ * neither acknowledged nor (for a READ) answered.
+ */
+static void urdma_test_resume_psn(struct kunit *test)
+{
+	struct urdma_qp *qp = urdma_test_inflight_qp(test, 100, 0);
+	struct urdma_wire *w = qp->wire;
+	struct urdma_inflight *read = (void *)(w->slots + 2 * w->slot_size);
+
+	w->acked = 99;			/* nothing acknowledged */
+	KUNIT_EXPECT_EQ(test, urdma_req_resume_psn(qp), 100);
+	w->acked = 101;			/* the WRITE's first two packets */
+	KUNIT_EXPECT_EQ(test, urdma_req_resume_psn(qp), 102);
+	w->acked = 103;			/* the WRITE; the READ unanswered */
+	KUNIT_EXPECT_EQ(test, urdma_req_resume_psn(qp), 104);
+	read->got = 2;			/* two of its responses placed */
+	KUNIT_EXPECT_EQ(test, urdma_req_resume_psn(qp), 106);
+	read->done = true;		/* the READ complete: the SEND */
+	KUNIT_EXPECT_EQ(test, urdma_req_resume_psn(qp), 107);
+	w->acked = 107;			/* everything */
+	KUNIT_EXPECT_EQ(test, urdma_req_resume_psn(qp), 108);
+
+	qp = urdma_test_inflight_qp(test, 0xfffffc, 0);
+	qp->wire->acked = 0xfffffd;	/* across the wrap */
+	KUNIT_EXPECT_EQ(test, urdma_req_resume_psn(qp), 0xfffffe);
+}
+
+/*
+ * IBTA 9.7.5.2.1: a responder takes FIRST or ONLY only between messages,
+ * MIDDLE or LAST only inside a message of the same kind, and a READ or
+ * atomic only between messages.  Every RC request opcode, in each of the
+ * three states.
+ */
+static void urdma_test_resp_seq(struct kunit *test)
+{
+	static const struct {
+		u8 op;
+		bool idle, in_send, in_write;
+	} t[] = {
+		{ URDMA_OP_SEND_FIRST,		true,  false, false },
+		{ URDMA_OP_SEND_MIDDLE,		false, true,  false },
+		{ URDMA_OP_SEND_LAST,		false, true,  false },
+		{ URDMA_OP_SEND_LAST_IMM,	false, true,  false },
+		{ URDMA_OP_SEND_LAST_INV,	false, true,  false },
+		{ URDMA_OP_SEND_ONLY,		true,  false, false },
+		{ URDMA_OP_SEND_ONLY_IMM,	true,  false, false },
+		{ URDMA_OP_SEND_ONLY_INV,	true,  false, false },
+		{ URDMA_OP_WRITE_FIRST,		true,  false, false },
+		{ URDMA_OP_WRITE_MIDDLE,	false, false, true },
+		{ URDMA_OP_WRITE_LAST,		false, false, true },
+		{ URDMA_OP_WRITE_LAST_IMM,	false, false, true },
+		{ URDMA_OP_WRITE_ONLY,		true,  false, false },
+		{ URDMA_OP_WRITE_ONLY_IMM,	true,  false, false },
+		{ URDMA_OP_READ_REQ,		true,  false, false },
+		{ URDMA_OP_CMP_SWP,		true,  false, false },
+		{ URDMA_OP_FETCH_ADD,		true,  false, false },
+		{ URDMA_OP_FLUSH,		true,  false, false },
+		{ URDMA_OP_ATOMIC_WRITE,	true,  false, false },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		struct urdma_pkt pkt = {
+			.opcode = URDMA_TR_RC | t[i].op,
+			.flags = urdma_opcodes[URDMA_TR_RC | t[i].op].flags,
+		};
+		struct urdma_wire idle = {};
+		struct urdma_wire in_send = { .in_send = true };
+		struct urdma_wire in_write = { .in_write = true };
+
+		KUNIT_ASSERT_TRUE_MSG(test, pkt.flags & URDMA_PF_REQ,
+				      "opcode 0x%02x", t[i].op);
+		KUNIT_EXPECT_EQ_MSG(test, urdma_resp_seq_ok(&idle, &pkt),
+				    t[i].idle, "opcode 0x%02x between messages",
+				    t[i].op);
+		KUNIT_EXPECT_EQ_MSG(test, urdma_resp_seq_ok(&in_send, &pkt),
+				    t[i].in_send, "opcode 0x%02x in a SEND",
+				    t[i].op);
+		KUNIT_EXPECT_EQ_MSG(test, urdma_resp_seq_ok(&in_write, &pkt),
+				    t[i].in_write, "opcode 0x%02x in a WRITE",
+				    t[i].op);
+	}
+}
+
 /*
  * The ICRC ignores exactly the fields routers may change: IPv4 TOS, TTL
  * and checksum, the UDP checksum, and BTH resv8a; anything else counts.
@@ -1959,6 +2154,9 @@ static struct kunit_case urdma_logic_cases[] = {
 	KUNIT_CASE(urdma_test_opcode_table),
 	KUNIT_CASE(urdma_test_psn_math),
 	KUNIT_CASE_PARAM(urdma_test_psn_outstanding, urdma_psn_gen_params),
+	KUNIT_CASE_PARAM(urdma_test_rewind, urdma_rewind_gen_params),
+	KUNIT_CASE(urdma_test_resume_psn),
+	KUNIT_CASE(urdma_test_resp_seq),
 	KUNIT_CASE(urdma_test_icrc),
 	{}
 };
