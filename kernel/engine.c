@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The HCA engine: per device, one or more kernel threads that poll the
- * doorbell records of their QPs, execute the WQEs they find (exec.c) and
- * write completions.
+ * doorbell records of their QPs, execute the WQEs they find and write
+ * completions (the stages: sched.c, exec.c, recv.c, complete.c, mem.c;
+ * the wire: wire.c, wire_rc.c).
  *
  * Polling and sleeping.  A thread makes passes over its QPs.  After a pass
  * that found nothing to do it keeps polling for poll_us microseconds, then

@@ -2,7 +2,7 @@
 /*
  * urdma HCA engine: kernel threads that do what an adapter's hardware
  * would.  See engine.c for the thread and its quiescence protocol, and
- * exec.c for what it does with a WQE.
+ * sched.c for what it does with a QP.
  */
 #ifndef URDMA_ENGINE_H
 #define URDMA_ENGINE_H
@@ -170,7 +170,7 @@ struct urdma_dev *urdma_devtab_get(u32 id);
 u32 urdma_devtab_find_gid(const union ib_gid *gid, const struct net *net);
 struct urdma_dev *urdma_devtab_next(unsigned long *id);
 
-/* exec.c */
+/* sched.c, wire.c, exec.c */
 int urdma_qp_run(struct urdma_engine *eng, struct urdma_qp *qp);
 void urdma_rx(struct urdma_engine *eng, struct sk_buff *skb);
 struct urdma_scratch *urdma_scratch_alloc(void);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The engine's internals shared by exec.c (WQEs, the local path,
- * completions), wire.c (UD datagrams and the receive demux) and wire_rc.c
- * (the RC and UC requester and responder).
+ * The engine's internals, shared by its stages: sched.c (a QP's turn),
+ * exec.c (a send WQE on the local path), recv.c (receive WQEs), complete.c
+ * (CQEs), mem.c (keys and copies), wire.c (UD datagrams and the receive
+ * demux) and wire_rc.c (the RC and UC requester and responder).
  */
 #ifndef URDMA_EXEC_H
 #define URDMA_EXEC_H
@@ -70,55 +71,13 @@ struct urdma_msg {
 	bool rc;
 };
 
-u32 urdma_qp_pdn(const struct urdma_qp *qp);
-void urdma_count(struct urdma_engine *eng, enum urdma_counter c);
-bool urdma_qp_set_error(struct urdma_qp *qp);
-void urdma_qp_fatal(struct urdma_qp *qp);
-void urdma_qp_event(struct urdma_qp *qp, enum ib_event_type type);
-bool urdma_cq_push(struct urdma_engine *eng, struct urdma_cq *cq,
-		   struct urdma_cqe *src, bool solicited);
-bool urdma_complete_send(struct urdma_engine *eng, struct urdma_qp *qp,
-			 u64 wr_id, u8 opcode, u32 byte_len, u8 status);
-u8 urdma_lkey_sgl(struct urdma_dev *udev, u32 pdn,
-		  const struct urdma_sge *sge, unsigned int num,
-		  int access, struct urdma_sg *sg, int *nsg, u64 *len);
-bool urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
-		int nsrc, u64 len);
-void urdma_sgl_skip(struct urdma_sg *sg, int n, u32 skip);
-int urdma_take_recv(struct urdma_engine *eng, struct urdma_qp *qp,
-		    u32 *max_sge, u64 need);
-void urdma_complete_recv(struct urdma_engine *eng, struct urdma_qp *qp,
-			 struct urdma_cqe *cqe, bool solicited);
-bool urdma_state_receives(enum ib_qp_state state);
-bool urdma_ud_qkey_ok(const struct urdma_qp *qp, u32 qkey);
-u64 urdma_local_peer_serial(const struct urdma_av *av, u32 dqpn);
-bool urdma_find_ah(struct urdma_dev *udev, u32 ahn, u32 pdn,
-		   struct urdma_av *av);
-void urdma_build_grh(u8 *grh, const struct urdma_av *av, u32 len);
-u8 urdma_wqe_gather(struct urdma_engine *eng, struct urdma_qp *qp,
-		    int access, int *nsrc, u64 *len);
-int urdma_recv_msg(struct urdma_engine *eng, struct urdma_qp *rqp,
-		   struct urdma_dev *rdev, const struct urdma_msg *m);
-
-void *urdma_sg_kva(const struct urdma_sg *sg, u32 off, u32 want,
-		   u32 *contig);
-bool urdma_rkey_sg(const struct urdma_peer *peer, u32 rkey, u64 va,
-		   u64 len, int access, struct urdma_sg *sg);
-u64 *urdma_atomic_target(const struct urdma_peer *peer, u64 va, u32 rkey,
-			 int access, u8 *status);
-bool urdma_invalidate(const struct urdma_qp *qp, u32 key, bool remote);
-u8 urdma_atomic_write(const struct urdma_peer *peer, u64 va, u32 rkey,
-		      u64 value);
-u8 urdma_flush(const struct urdma_peer *peer, u8 type, u8 level, u32 rkey,
-	       u64 va, u64 len);
-int urdma_resp_qp_access(u8 op);
-u32 urdma_wqe_qkey(const struct urdma_qp *qp,
-		   const struct urdma_send_wqe *wqe);
-bool urdma_wqe_valid(const struct urdma_qp *qp,
-		     const struct urdma_send_wqe *wqe);
-u8 urdma_bind_mw(struct urdma_qp *qp, const struct urdma_send_wqe *wqe);
-u8 urdma_reg_mr(struct urdma_qp *qp, const struct urdma_send_wqe *wqe);
-void urdma_sq_retire(struct urdma_qp *qp);
+/* What executing a WQE came to. */
+enum urdma_exec_result {
+	URDMA_EXEC_DONE,	/* retire it with the status given */
+	URDMA_EXEC_RNR,		/* responder had no receive WQE: wait */
+	URDMA_EXEC_NO_PEER,	/* nobody answered: transport retry */
+	URDMA_EXEC_DEFER,	/* too big for a kick: the thread runs it */
+};
 
 /* LOCAL_INV, BIND_MW and REG_MR: executed at the requester alone. */
 static inline bool urdma_wqe_is_local(u8 op)
@@ -126,12 +85,6 @@ static inline bool urdma_wqe_is_local(u8 op)
 	return op == URDMA_WQE_LOCAL_INV || op == URDMA_WQE_BIND_MW ||
 	       op == URDMA_WQE_REG_MR;
 }
-
-u8 urdma_exec_local(struct urdma_qp *qp, const struct urdma_send_wqe *wqe);
-u8 urdma_sq_done(struct urdma_engine *eng, struct urdma_qp *qp,
-		 const struct urdma_send_wqe *wqe, u32 byte_len, u8 status);
-u64 urdma_ack_timeout_ns(u8 timeout);
-u64 urdma_rnr_ns(u8 rnr_timer);
 
 /* retry_cnt and rnr_retry are 3-bit fields; an rnr_retry of 7 never ends. */
 #define URDMA_RETRY_MAX			7
@@ -155,6 +108,78 @@ static inline bool urdma_retry_spend(u8 *left, bool forever)
 	(*left)--;
 	return true;
 }
+
+/* sched.c: a QP's turn, its state, the timers */
+bool urdma_qp_set_error(struct urdma_qp *qp);
+void urdma_qp_fatal(struct urdma_qp *qp);
+void urdma_qp_event(struct urdma_qp *qp, enum ib_event_type type);
+void urdma_sq_retire(struct urdma_qp *qp);
+u64 urdma_ack_timeout_ns(u8 timeout);
+u64 urdma_rnr_ns(u8 rnr_timer);
+
+/* exec.c: a send WQE on the local path */
+u32 urdma_qp_pdn(const struct urdma_qp *qp);
+void urdma_count(struct urdma_engine *eng, enum urdma_counter c);
+bool urdma_state_receives(enum ib_qp_state state);
+bool urdma_ud_qkey_ok(const struct urdma_qp *qp, u32 qkey);
+u64 urdma_local_peer_serial(const struct urdma_av *av, u32 dqpn);
+bool urdma_find_ah(struct urdma_dev *udev, u32 ahn, u32 pdn,
+		   struct urdma_av *av);
+int urdma_find_peer(struct urdma_qp *qp, const struct urdma_send_wqe *wqe,
+		    struct urdma_peer *peer);
+u8 urdma_wqe_gather(struct urdma_engine *eng, struct urdma_qp *qp,
+		    int access, int *nsrc, u64 *len);
+int urdma_resp_qp_access(u8 op);
+u32 urdma_wqe_qkey(const struct urdma_qp *qp,
+		   const struct urdma_send_wqe *wqe);
+bool urdma_wqe_valid(const struct urdma_qp *qp,
+		     const struct urdma_send_wqe *wqe);
+u8 urdma_exec_local(struct urdma_qp *qp, const struct urdma_send_wqe *wqe);
+enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
+				  struct urdma_qp *qp, u8 *status,
+				  u32 *byte_len);
+
+/* recv.c: receive WQEs and the messages delivered into them */
+int urdma_take_recv(struct urdma_engine *eng, struct urdma_qp *qp,
+		    u32 *max_sge, u64 need);
+void urdma_complete_recv(struct urdma_engine *eng, struct urdma_qp *qp,
+			 struct urdma_cqe *cqe, bool solicited);
+void urdma_build_grh(u8 *grh, const struct urdma_av *av, u32 len);
+int urdma_recv_msg(struct urdma_engine *eng, struct urdma_qp *rqp,
+		   struct urdma_dev *rdev, const struct urdma_msg *m);
+int urdma_deliver(struct urdma_engine *eng, struct urdma_qp *qp,
+		  const struct urdma_peer *peer,
+		  const struct urdma_send_wqe *wqe, struct urdma_sg *src,
+		  int nsrc, u64 len);
+
+/* complete.c: CQEs */
+bool urdma_cq_push(struct urdma_engine *eng, struct urdma_cq *cq,
+		   struct urdma_cqe *src, bool solicited);
+bool urdma_complete_send(struct urdma_engine *eng, struct urdma_qp *qp,
+			 u64 wr_id, u8 opcode, u32 byte_len, u8 status);
+u8 urdma_sq_done(struct urdma_engine *eng, struct urdma_qp *qp,
+		 const struct urdma_send_wqe *wqe, u32 byte_len, u8 status);
+
+/* mem.c: keys, copies, windows, atomics */
+void *urdma_sg_kva(const struct urdma_sg *sg, u32 off, u32 want,
+		   u32 *contig);
+u8 urdma_lkey_sgl(struct urdma_dev *udev, u32 pdn,
+		  const struct urdma_sge *sge, unsigned int num,
+		  int access, struct urdma_sg *sg, int *nsg, u64 *len);
+bool urdma_rkey_sg(const struct urdma_peer *peer, u32 rkey, u64 va,
+		   u64 len, int access, struct urdma_sg *sg);
+bool urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
+		int nsrc, u64 len);
+void urdma_sgl_skip(struct urdma_sg *sg, int n, u32 skip);
+bool urdma_invalidate(const struct urdma_qp *qp, u32 key, bool remote);
+u8 urdma_bind_mw(struct urdma_qp *qp, const struct urdma_send_wqe *wqe);
+u8 urdma_reg_mr(struct urdma_qp *qp, const struct urdma_send_wqe *wqe);
+u64 *urdma_atomic_target(const struct urdma_peer *peer, u64 va, u32 rkey,
+			 int access, u8 *status);
+u8 urdma_atomic_write(const struct urdma_peer *peer, u64 va, u32 rkey,
+		      u64 value);
+u8 urdma_flush(const struct urdma_peer *peer, u8 type, u8 level, u32 rkey,
+	       u64 va, u64 len);
 
 /* mcast.c */
 u32 urdma_mcast_deliver(struct urdma_engine *eng, struct urdma_dev *udev,

@@ -608,7 +608,7 @@ err_cancel:
 	return -EMSGSIZE;
 }
 
-/* ---- memory windows (the engine binds them: exec.c) ---------------------- */
+/* ---- memory windows (the engine binds them: mem.c) ------------------------ */
 
 /*
  * Windows count against max_mw like MRs against max_mr: they take key

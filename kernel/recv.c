@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The engine's receive stage: take a receive WQE (from the RQ or the
+ * SRQ), deliver a message into it (local path; the wire path calls
+ * urdma_recv_msg() too), and complete it.
+ *
+ * Locks: rq_lock (a QP's RQ), srq->lock and cq->lock.  The engine never
+ * holds two of them at once: a receive WQE is taken under its queue's lock,
+ * which is dropped before its CQE is pushed under the CQ's.  (Resizing a
+ * ring nests them under the context's mem_lock mutex: cq.c, srq.c.)  All
+ * three are spinlocks taken with interrupts off, because kernel consumers
+ * post and poll from any context.  No lock is held while data is copied.
+ */
+#include <linux/atomic.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/sched.h>
+#include <net/ip.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
+
+#include "urdma.h"
+#include "exec.h"
+
+/* ---- receive WQEs ----------------------------------------------------------- */
+
+/* The bytes the SGEs of the receive WQE in the scratch area describe. */
+static u64 urdma_rwqe_room(const struct urdma_scratch *s, u32 max_sge)
+{
+	const struct urdma_sge *sge = (const void *)(&s->rwqe.hdr + 1);
+	u32 i, n = min_t(u32, s->rwqe.hdr.num_sge, max_sge);
+	u64 room = 0;
+
+	for (i = 0; i < n; i++)
+		room += sge[i].length;
+	return room;
+}
+
+/**
+ * urdma_take_recv - take the next receive WQE of @qp (its RQ or its SRQ)
+ * @eng: the engine; the WQE is copied into its scratch area
+ * @qp: the receiving QP
+ * @max_sge: set to the SGEs a WQE of that queue may hold
+ * @need: if not 0, bytes the WQE must hold (a UD message with its GRH)
+ *
+ * A UD message that a WQE cannot hold is dropped and leaves the WQE where
+ * it is, as a lost datagram would: a sender, any sender with the Q_Key,
+ * must not be able to fail the receiver's QP (or its WQEs) with it.
+ *
+ * Return: 0; -EAGAIN if there is none; -EINVAL if the ring's producer
+ * index is garbage; -EMSGSIZE if the WQE is smaller than @need.
+ */
+int urdma_take_recv(struct urdma_engine *eng, struct urdma_qp *qp,
+		    u32 *max_sge, u64 need)
+{
+	struct urdma_scratch *s = eng->scratch;
+	struct urdma_srq *srq = qp->ibqp.srq ? to_usrq(qp->ibqp.srq) : NULL;
+	struct urdma_ring *ring;
+	spinlock_t *lock;	/* the queue's: srq->lock or qp->rq_lock */
+	u32 *cons, *db_cons, prod;
+	bool limit_event = false;
+	unsigned long flags;
+	int ret = 0;
+
+	if (srq) {
+		struct urdma_srq_db *db = srq->db.kva;
+
+		ring = &srq->ring;
+		lock = &srq->lock;
+		cons = &srq->cons;
+		db_cons = &db->cons;
+		*max_sge = srq->max_sge;
+		spin_lock_irqsave(lock, flags);
+		/* Pairs with the poster's release: WQEs before the index. */
+		prod = smp_load_acquire(&db->prod);
+	} else {
+		struct urdma_qp_db *db = qp->db.kva;
+
+		ring = &qp->rq;
+		lock = &qp->rq_lock;
+		cons = &qp->rq_cons;
+		db_cons = &db->rq_cons;
+		*max_sge = qp->cap.max_recv_sge;
+		spin_lock_irqsave(lock, flags);
+		/* Pairs with the poster's release: WQEs before the index. */
+		prod = smp_load_acquire(&db->rq_prod);
+	}
+
+	if (prod == *cons) {
+		ret = -EAGAIN;
+	} else if (prod - *cons > ring->nent) {
+		ret = -EINVAL;
+	} else {
+		memcpy(s->rwqe.raw, urdma_ring_entry(ring, *cons),
+		       ring->stride);
+		if (need && s->rwqe.hdr.num_sge <= *max_sge &&
+		    urdma_rwqe_room(s, *max_sge) < need) {
+			spin_unlock_irqrestore(lock, flags);
+			return -EMSGSIZE;
+		}
+		(*cons)++;
+		/* The copy is taken: the slot may be reused. */
+		smp_store_release(db_cons, *cons);
+		if (srq && srq->limit && prod - *cons < srq->limit) {
+			srq->limit = 0;
+			limit_event = true;
+		}
+	}
+	spin_unlock_irqrestore(lock, flags);
+
+	if (limit_event && srq->ibsrq.event_handler) {
+		struct ib_event ev = {
+			.device = srq->ibsrq.device,
+			.element.srq = &srq->ibsrq,
+			.event = IB_EVENT_SRQ_LIMIT_REACHED,
+		};
+
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+	}
+	return ret;
+}
+
+/* A receive completion at the responder. */
+void urdma_complete_recv(struct urdma_engine *eng, struct urdma_qp *qp,
+			 struct urdma_cqe *cqe, bool solicited)
+{
+	cqe->qp_num = qp->ibqp.qp_num;
+	/* In ERROR before the consumer can see why. */
+	if (cqe->status != IB_WC_SUCCESS)
+		urdma_qp_set_error(qp);
+	if (!urdma_cq_push(eng, to_ucq(qp->ibqp.recv_cq), cqe, solicited))
+		urdma_qp_set_error(qp);
+}
+
+/* The 40 bytes a UD receive starts with: a GRH, or 20 zeros and IPv4. */
+void urdma_build_grh(u8 *grh, const struct urdma_av *av, u32 len)
+{
+	u32 udp_len = sizeof(struct udphdr) + 12 + 8 + len + 4;
+
+	memset(grh, 0, URDMA_GRH_LEN);
+	if (av->net_type == RDMA_NETWORK_IPV4) {
+		struct iphdr *ip = (struct iphdr *)(grh + 20);
+
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->tos = av->traffic_class;
+		ip->tot_len = htons(sizeof(*ip) + udp_len);
+		ip->frag_off = htons(IP_DF);
+		ip->ttl = av->hop_limit;
+		ip->protocol = IPPROTO_UDP;
+		memcpy(&ip->saddr, &av->sgid.raw[12], 4);
+		memcpy(&ip->daddr, &av->dgid.raw[12], 4);
+		ip->check = ip_fast_csum((u8 *)ip, ip->ihl);
+	} else {
+		struct ipv6hdr *ip6 = (struct ipv6hdr *)grh;
+
+		ip6_flow_hdr(ip6, av->traffic_class,
+			     cpu_to_be32(av->flow_label));
+		ip6->payload_len = htons(udp_len);
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->hop_limit = av->hop_limit;
+		memcpy(&ip6->saddr, av->sgid.raw, 16);
+		memcpy(&ip6->daddr, av->dgid.raw, 16);
+	}
+}
+
+/**
+ * urdma_recv_msg - deliver a message that consumes a receive WQE
+ * @eng: the engine
+ * @rqp: the receiving QP
+ * @rdev: its device
+ * @m: the message: SEND*, or the immediate of RDMA_WRITE_WITH_IMM
+ *
+ * Return: the requester's status (RC only; unreliable senders do not
+ * learn of the receiver's errors), -EAGAIN for an RNR NAK, or -EMSGSIZE
+ * for a UD message dropped because the receive WQE could not hold it.
+ */
+int urdma_recv_msg(struct urdma_engine *eng, struct urdma_qp *rqp,
+		   struct urdma_dev *rdev, const struct urdma_msg *m)
+{
+	struct urdma_scratch *s = eng->scratch;
+	const struct urdma_sge *sge = (const struct urdma_sge *)(&s->rwqe.hdr + 1);
+	struct urdma_cqe cqe = {};
+	u32 hdr = m->grh ? URDMA_GRH_LEN : 0;
+	struct urdma_sg *dst = s->dst;
+	u32 max_sge, num_sge;
+	int ndst, ret;
+	u64 room;
+	u8 status;
+
+	ret = urdma_take_recv(eng, rqp, &max_sge,
+			      m->grh ? hdr + m->len : 0);
+	if (ret == -EMSGSIZE)
+		return ret;	/* UD: dropped */
+	if (ret == -EAGAIN)
+		return m->rc ? -EAGAIN : IB_WC_SUCCESS;
+	if (ret) {
+		/* The responder's ring is garbage: it fails, not us. */
+		urdma_qp_fatal(rqp);
+		return m->rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;
+	}
+
+	cqe.wr_id = s->rwqe.hdr.wr_id;
+	cqe.src_qp = m->src_qp;
+	cqe.opcode = m->cqe_opcode;
+	num_sge = s->rwqe.hdr.num_sge;
+	if (num_sge > max_sge) {
+		cqe.status = IB_WC_LOC_QP_OP_ERR;
+		urdma_complete_recv(eng, rqp, &cqe, false);
+		return m->rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;
+	}
+
+	status = urdma_lkey_sgl(rdev, urdma_qp_pdn(rqp), sge, num_sge,
+				IB_ACCESS_LOCAL_WRITE, dst, &ndst, &room);
+	if (status) {
+		cqe.status = status;
+		urdma_complete_recv(eng, rqp, &cqe, false);
+		return m->rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;
+	}
+	if (hdr + (m->src ? m->len : 0) > room) {
+		cqe.status = IB_WC_LOC_LEN_ERR;
+		urdma_complete_recv(eng, rqp, &cqe, false);
+		return m->rc ? IB_WC_REM_INV_REQ_ERR : IB_WC_SUCCESS;
+	}
+
+	if (m->grh) {
+		struct urdma_sg grh = { .kva = (void *)m->grh,
+					.len = URDMA_GRH_LEN };
+
+		urdma_copy(dst, ndst, &grh, 1, URDMA_GRH_LEN);
+		urdma_sgl_skip(dst, ndst, URDMA_GRH_LEN);
+		cqe.flags |= URDMA_CQE_GRH;
+		cqe.flags |= m->net_type << URDMA_CQE_NET_SHIFT;
+		cqe.sl = m->sl;
+	}
+	if (m->src && m->len)
+		urdma_copy(dst, ndst, m->src, m->nsrc, m->len);
+
+	cqe.byte_len = hdr + m->len;
+	cqe.flags |= m->cqe_flags;
+	cqe.ex = m->ex;
+	urdma_complete_recv(eng, rqp, &cqe, m->solicited);
+	return IB_WC_SUCCESS;
+}
+
+/* A message on the local path: from the WQE in the scratch area. */
+int urdma_deliver(struct urdma_engine *eng, struct urdma_qp *qp,
+		  const struct urdma_peer *peer,
+		  const struct urdma_send_wqe *wqe, struct urdma_sg *src,
+		  int nsrc, u64 len)
+{
+	struct urdma_msg m = {
+		.src = src,
+		.nsrc = nsrc,
+		.len = len,
+		.src_qp = qp->ibqp.qp_num,
+		.cqe_opcode = wqe->opcode == URDMA_WQE_RDMA_WRITE_IMM ?
+			      URDMA_CQE_RECV_RDMA_IMM : URDMA_CQE_RECV,
+		.solicited = wqe->flags & URDMA_WQE_SOLICITED,
+		.rc = qp->ibqp.qp_type == IB_QPT_RC,
+	};
+	int ret;
+
+	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
+		urdma_build_grh(eng->scratch->grh, &peer->av, len);
+		m.grh = eng->scratch->grh;
+		m.net_type = peer->av.net_type;
+		m.sl = peer->av.sl;
+	}
+	if (wqe->opcode == URDMA_WQE_SEND_IMM ||
+	    wqe->opcode == URDMA_WQE_RDMA_WRITE_IMM) {
+		m.cqe_flags = URDMA_CQE_IMM;
+		m.ex = wqe->ex;
+	} else if (wqe->opcode == URDMA_WQE_SEND_INV) {
+		m.cqe_flags = URDMA_CQE_INV;
+		m.ex = wqe->ex;
+	}
+	ret = urdma_recv_msg(eng, peer->qp, peer->dev, &m);
+	return ret == -EMSGSIZE ? IB_WC_SUCCESS : ret;	/* UD: lost */
+}
