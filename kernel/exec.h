@@ -3,7 +3,8 @@
  * The engine's internals, shared by its stages: sched.c (a QP's turn),
  * exec.c (a send WQE on the local path), recv.c (receive WQEs), complete.c
  * (CQEs), mem.c (keys and copies), wire.c (UD datagrams and the receive
- * demux) and wire_rc.c (the RC and UC requester and responder).
+ * demux) and wire_rc.c (RC and UC; with wire_req.c, wire_comp.c and
+ * wire_resp.c).
  */
 #ifndef URDMA_EXEC_H
 #define URDMA_EXEC_H
@@ -194,7 +195,7 @@ u8 urdma_ud_xmit(struct urdma_engine *eng, struct urdma_qp *qp,
 		 const struct urdma_send_wqe *wqe, const struct urdma_av *av,
 		 int nsrc, u32 len);
 
-/* wire_rc.c */
+/* wire_rc.c: RC and UC (with wire_req.c, wire_comp.c, wire_resp.c) */
 bool urdma_rx_conn(struct urdma_engine *eng, struct urdma_qp *qp,
 		   const struct urdma_pkt *pkt);
 

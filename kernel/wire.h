@@ -106,10 +106,11 @@ void urdma_wire_free(struct urdma_qp *qp);
 int urdma_wire_run(struct urdma_engine *eng, struct urdma_qp *qp);
 bool urdma_req_psn_outstanding(const struct urdma_wire *w, u32 psn);
 
+void urdma_req_rewind(struct urdma_qp *qp, u32 psn);
+
 #if IS_ENABLED(CONFIG_KUNIT)
 struct urdma_pkt;
 u32 urdma_req_resume_psn(struct urdma_qp *qp);
-void urdma_req_rewind(struct urdma_qp *qp, u32 psn);
 bool urdma_resp_seq_ok(const struct urdma_wire *w,
 		       const struct urdma_pkt *pkt);
 #endif

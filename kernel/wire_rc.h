@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What the RC transport's files share: wire_rc.c (lifetime, packets, the
+ * demux and a QP's turn), wire_req.c (the requester), wire_comp.c (the
+ * completer) and wire_resp.c (the responder).  Nothing else includes it.
+ */
+#ifndef URDMA_WIRE_RC_H
+#define URDMA_WIRE_RC_H
+
+#include "exec.h"
+
+/* Packets a QP may send per turn. */
+#define URDMA_WIRE_BUDGET	32
+#define URDMA_ACKREQ_EVERY	16
+
+static inline bool urdma_is_rc(const struct urdma_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_RC;
+}
+
+static inline u32 urdma_qp_mtu(const struct urdma_qp *qp)
+{
+	struct urdma_dev *udev = to_udev(qp->ibqp.device);
+
+	return min(ib_mtu_enum_to_int(qp->attr.path_mtu),
+		   ib_mtu_enum_to_int(urdma_mtu_from_netdev(udev->ndev->mtu)));
+}
+
+static inline struct urdma_inflight *urdma_slot(struct urdma_wire *w, u32 idx)
+{
+	return (struct urdma_inflight *)(w->slots + (idx % URDMA_WIRE_WINDOW) *
+					 w->slot_size);
+}
+
+static inline const struct urdma_send_wqe *
+urdma_slot_wqe(struct urdma_inflight *f)
+{
+	return (const struct urdma_send_wqe *)f->wqe;
+}
+
+/* The AETH syndromes of an ACK and of a NAK. */
+static inline u8 urdma_syn_ack(void)
+{
+	return FIELD_PREP(URDMA_SYN_TYPE, URDMA_SYN_ACK) |
+	       FIELD_PREP(URDMA_SYN_VAL, URDMA_CREDITS_INVALID);
+}
+
+static inline u8 urdma_syn_nak(u8 code)
+{
+	return FIELD_PREP(URDMA_SYN_TYPE, URDMA_SYN_NAK) |
+	       FIELD_PREP(URDMA_SYN_VAL, code);
+}
+
+/* A READ or an atomic: a request answered with data. */
+static inline bool urdma_wqe_is_rd(u8 op)
+{
+	return op == URDMA_WQE_RDMA_READ || op == URDMA_WQE_ATOMIC_CMP_SWP ||
+	       op == URDMA_WQE_ATOMIC_FETCH_ADD;
+}
+
+/* PSNs a message of @len spans; a READ request spans its responses. */
+static inline u32 urdma_msg_npsn(u8 op, u32 len, u32 mtu)
+{
+	switch (op) {
+	case URDMA_WQE_ATOMIC_CMP_SWP:
+	case URDMA_WQE_ATOMIC_FETCH_ADD:
+		return 1;
+	default:
+		return max_t(u32, DIV_ROUND_UP(len, mtu), 1);
+	}
+}
+
+/* wire_comp.c: the completer */
+int urdma_req_complete(struct urdma_engine *eng, struct urdma_qp *qp);
+void urdma_req_fail_oldest(struct urdma_qp *qp, u8 status);
+void urdma_req_rx(struct urdma_engine *eng, struct urdma_qp *qp,
+		  const struct urdma_pkt *pkt);
+void urdma_req_skip(struct urdma_wire *w, struct urdma_inflight *f);
+
+/* wire_rc.c: packets */
+void urdma_put_aeth(struct urdma_tx *tx, u8 op, u8 syn, u32 msn);
+void urdma_put_reth(void *p, u64 va, u32 rkey, u32 len);
+void urdma_send_ack(struct urdma_engine *eng, struct urdma_qp *qp,
+		    u8 syn, u32 psn);
+int urdma_wire_pkt(struct urdma_qp *qp, u8 opcode, u32 psn, u32 paylen,
+		   bool ackreq, bool se, struct urdma_tx *tx);
+int urdma_wire_send(struct urdma_engine *eng, struct urdma_qp *qp,
+		    struct urdma_tx *tx);
+
+/* wire_req.c: the requester */
+void urdma_req_progress(struct urdma_qp *qp);
+int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp);
+
+/* wire_resp.c: the responder */
+void urdma_resp_dup(struct urdma_engine *eng, struct urdma_qp *qp,
+		    const struct urdma_pkt *pkt);
+int urdma_resp_flush_ack(struct urdma_engine *eng, struct urdma_qp *qp);
+int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp);
+void urdma_resp_rx(struct urdma_engine *eng, struct urdma_qp *qp,
+		   const struct urdma_pkt *pkt);
+
+#endif /* URDMA_WIRE_RC_H */

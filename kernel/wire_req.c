@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The RC and UC requester: WQEs copied into the in-flight window, cut
+ * into packets and sent; go-back-N from a PSN (a NAK, an RNR NAK, the
+ * local ACK timeout); the retransmit timer; the QP's turn in a pass.
+ * See wire_rc.c for the transport as a whole.
+ */
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <kunit/visibility.h>
+
+#include "exec.h"
+#include "wire_rc.h"
+
+/* ---- requester: transmit ------------------------------------------------ */
+
+/* The wire opcode of the packet of a SEND or WRITE at @first/@last. */
+static u8 urdma_req_opcode(u8 op, bool first, bool last)
+{
+	bool write = op == URDMA_WQE_RDMA_WRITE ||
+		     op == URDMA_WQE_RDMA_WRITE_IMM;
+
+	if (first && last) {
+		switch (op) {
+		case URDMA_WQE_SEND_IMM:
+			return URDMA_OP_SEND_ONLY_IMM;
+		case URDMA_WQE_SEND_INV:
+			return URDMA_OP_SEND_ONLY_INV;
+		case URDMA_WQE_RDMA_WRITE:
+			return URDMA_OP_WRITE_ONLY;
+		case URDMA_WQE_RDMA_WRITE_IMM:
+			return URDMA_OP_WRITE_ONLY_IMM;
+		default:
+			return URDMA_OP_SEND_ONLY;
+		}
+	}
+	if (first)
+		return write ? URDMA_OP_WRITE_FIRST : URDMA_OP_SEND_FIRST;
+	if (!last)
+		return write ? URDMA_OP_WRITE_MIDDLE : URDMA_OP_SEND_MIDDLE;
+	switch (op) {
+	case URDMA_WQE_SEND_IMM:
+		return URDMA_OP_SEND_LAST_IMM;
+	case URDMA_WQE_SEND_INV:
+		return URDMA_OP_SEND_LAST_INV;
+	case URDMA_WQE_RDMA_WRITE:
+		return URDMA_OP_WRITE_LAST;
+	case URDMA_WQE_RDMA_WRITE_IMM:
+		return URDMA_OP_WRITE_LAST_IMM;
+	default:
+		return URDMA_OP_SEND_LAST;
+	}
+}
+
+/*
+ * Send the next packet of in-flight WQE @f at w->off.  Return: 0, or the
+ * local completion status that ends the WQE: its memory went bad, or the
+ * path MTU fell below the size it was cut into (the WQE fails rather than
+ * send a packet the path cannot carry).
+ */
+static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
+			struct urdma_inflight *f, bool *wqe_sent)
+{
+	struct urdma_wire *w = qp->wire;
+	struct urdma_scratch *s = eng->scratch;
+	const struct urdma_send_wqe *wqe = urdma_slot_wqe(f);
+	u32 mtu = f->mtu;
+	u32 pay = 0, psn = w->psn;
+	bool first, last, ackreq;
+	struct urdma_tx tx;
+	struct urdma_sg dst;
+	u8 opcode, status;
+	u32 hdrs;
+	int nsrc;
+	u64 len;
+
+	*wqe_sent = false;
+	switch (wqe->opcode) {
+	case URDMA_WQE_RDMA_READ:
+		/*
+		 * One request for what is still missing.  A go-back that
+		 * started at an earlier WQE reaches this READ with w->off 0,
+		 * but its first f->got responses are placed already: ask from
+		 * the first missing one, as for the READ the go-back began at
+		 * (a responder takes a duplicate READ at any of its PSNs, see
+		 * urdma_resp_dup(); so does rxe).
+		 */
+		if (!w->off && f->got) {
+			w->off = f->got * mtu;
+			psn = urdma_psn_add(f->first_psn, f->got);
+		}
+		opcode = URDMA_OP_READ_REQ;
+		if (urdma_wire_pkt(qp, opcode, psn, 0, true, false, &tx))
+			return 0;
+		urdma_put_reth(urdma_tx_hdr(&tx, opcode, URDMA_H_RETH),
+			       wqe->rdma.remote_addr + w->off, wqe->rdma.rkey,
+			       f->len - w->off);
+		w->psn = urdma_psn_add(f->first_psn, f->npsn);
+		*wqe_sent = true;
+		break;
+	case URDMA_WQE_ATOMIC_CMP_SWP:
+	case URDMA_WQE_ATOMIC_FETCH_ADD: {
+		struct urdma_atmeth *a;
+
+		opcode = wqe->opcode == URDMA_WQE_ATOMIC_CMP_SWP ?
+			 URDMA_OP_CMP_SWP : URDMA_OP_FETCH_ADD;
+		if (urdma_wire_pkt(qp, opcode, psn, 0, true, false, &tx))
+			return 0;
+		a = urdma_tx_hdr(&tx, opcode, URDMA_H_ATMETH);
+		a->va = cpu_to_be64(wqe->atomic.remote_addr);
+		a->rkey = cpu_to_be32(wqe->atomic.rkey);
+		a->swap_add = cpu_to_be64(wqe->opcode ==
+					  URDMA_WQE_ATOMIC_CMP_SWP ?
+					  wqe->atomic.swap :
+					  wqe->atomic.compare_add);
+		a->cmp = cpu_to_be64(wqe->atomic.compare_add);
+		w->psn = urdma_psn_add(psn, 1);
+		*wqe_sent = true;
+		break;
+	}
+	case URDMA_WQE_ATOMIC_WRITE:
+		/* RETH for 8 bytes; the value, as it lies in memory. */
+		opcode = URDMA_OP_ATOMIC_WRITE;
+		if (urdma_wire_pkt(qp, opcode, psn, 8, true, false, &tx))
+			return 0;
+		urdma_put_reth(urdma_tx_hdr(&tx, opcode, URDMA_H_RETH),
+			       wqe->atomic.remote_addr, wqe->atomic.rkey, 8);
+		memcpy(tx.payload, &wqe->atomic.compare_add, 8);
+		w->psn = urdma_psn_add(psn, 1);
+		*wqe_sent = true;
+		break;
+	case URDMA_WQE_FLUSH: {
+		struct urdma_feth *feth;
+
+		opcode = URDMA_OP_FLUSH;
+		if (urdma_wire_pkt(qp, opcode, psn, 0, true, false, &tx))
+			return 0;
+		feth = urdma_tx_hdr(&tx, opcode, URDMA_H_FETH);
+		feth->w = cpu_to_be32(FIELD_PREP(URDMA_FETH_SEL,
+						 wqe->flush.level) |
+				      FIELD_PREP(URDMA_FETH_PLT,
+						 wqe->flush.type));
+		urdma_put_reth(urdma_tx_hdr(&tx, opcode, URDMA_H_RETH),
+			       wqe->flush.remote_addr, wqe->flush.rkey,
+			       (u32)min_t(u64, wqe->flush.length, U32_MAX));
+		w->psn = urdma_psn_add(psn, 1);
+		*wqe_sent = true;
+		break;
+	}
+	default:
+		/* SEND or WRITE: the data, gathered again from the copy. */
+		memcpy(s->swqe.raw, f->wqe, qp->sq.stride);
+		status = urdma_wqe_gather(eng, qp, 0, &nsrc, &len);
+		if (status)
+			return status;
+		if (WARN_ON_ONCE(w->off > f->len || len != f->len))
+			return IB_WC_LOC_QP_OP_ERR;
+		first = !w->off;
+		pay = min(f->len - w->off, mtu);
+		if (pay > urdma_qp_mtu(qp))
+			return IB_WC_LOC_QP_OP_ERR;
+		last = w->off + pay >= f->len;
+		opcode = urdma_req_opcode(wqe->opcode, first, last);
+		ackreq = last || ++w->since_ackreq >= URDMA_ACKREQ_EVERY;
+		if (ackreq)
+			w->since_ackreq = 0;
+		if (urdma_wire_pkt(qp, opcode, psn, pay, ackreq,
+				   last && (wqe->flags & URDMA_WQE_SOLICITED),
+				   &tx))
+			return 0;
+		/* RC and UC lay out their headers alike: RC's table row. */
+		hdrs = urdma_opcodes[URDMA_TR_RC | opcode].flags;
+		if (hdrs & URDMA_PF_RETH)
+			urdma_put_reth(urdma_tx_hdr(&tx, opcode, URDMA_H_RETH),
+				       wqe->rdma.remote_addr, wqe->rdma.rkey,
+				       f->len);
+		if (hdrs & URDMA_PF_IMM)
+			memcpy(urdma_tx_hdr(&tx, opcode, URDMA_H_IMM),
+			       &wqe->ex, 4);
+		else if (hdrs & URDMA_PF_IETH)
+			memcpy(urdma_tx_hdr(&tx, opcode, URDMA_H_IETH),
+			       &wqe->ex, 4);
+		if (pay) {
+			urdma_sgl_skip(s->src, nsrc, w->off);
+			dst.kva = tx.payload;
+			dst.mr = NULL;
+			dst.len = pay;
+			/* Never a payload it did not write. */
+			if (!urdma_copy(&dst, 1, s->src, nsrc, pay)) {
+				kfree_skb(tx.skb);
+				return IB_WC_LOC_QP_OP_ERR;
+			}
+		}
+		w->off += pay;
+		w->psn = urdma_psn_add(psn, 1);
+		*wqe_sent = last;
+		break;
+	}
+	if (urdma_psn_diff(w->psn, w->psn_max) > 0)
+		w->psn_max = w->psn;
+	urdma_wire_send(eng, qp, &tx);
+	return 0;
+}
+
+/*
+ * FLUSH and ATOMIC_WRITE take a responder resource too, until their
+ * answer (which completes them through w->acked).
+ */
+static bool urdma_wqe_takes_res(u8 op)
+{
+	return urdma_wqe_is_rd(op) || op == URDMA_WQE_FLUSH ||
+	       op == URDMA_WQE_ATOMIC_WRITE;
+}
+
+/* Outstanding READs, atomics, FLUSHes and ATOMIC_WRITEs. */
+static u32 urdma_req_rd_count(struct urdma_qp *qp)
+{
+	struct urdma_wire *w = qp->wire;
+	u32 i, n = 0;
+
+	for (i = qp->sq_cons; i != w->next; i++) {
+		struct urdma_inflight *f = urdma_slot(w, i);
+		u8 op = urdma_slot_wqe(f)->opcode;
+
+		if (f->done || !urdma_wqe_takes_res(op))
+			continue;
+		if (urdma_wqe_is_rd(op) ||
+		    (f->npsn && urdma_psn_diff(f->first_psn, w->acked) > 0))
+			n++;
+	}
+	return n;
+}
+
+/* Whether they use up the QP's max_rd_atomic: one more must wait. */
+static bool urdma_req_rd_full(struct urdma_qp *qp)
+{
+	return urdma_req_rd_count(qp) >= max_t(u32, qp->attr.max_rd_atomic, 1);
+}
+
+/*
+ * Copy the next SQ WQE into the window and check it.  Return: false if
+ * the requester must wait (nothing posted, window full, fence, READ
+ * credits, or a local operation behind WQEs in flight).
+ */
+static bool urdma_req_start(struct urdma_engine *eng, struct urdma_qp *qp)
+{
+	struct urdma_wire *w = qp->wire;
+	struct urdma_qp_db *db = qp->db.kva;
+	struct urdma_scratch *s = eng->scratch;
+	const struct urdma_send_wqe *wqe = &s->swqe.hdr;
+	/* Pairs with the poster's release: WQEs before the index. */
+	u32 prod = smp_load_acquire(&db->sq_prod);
+	struct urdma_inflight *f;
+	bool idle = w->next == qp->sq_cons;
+	int nsrc;
+	u64 len;
+
+	if (w->next == prod || w->next - qp->sq_cons >= URDMA_WIRE_WINDOW)
+		return false;
+	if (prod - qp->sq_cons > qp->sq.nent) {
+		urdma_qp_fatal(qp);
+		return false;
+	}
+	memcpy(s->swqe.raw, urdma_ring_entry(&qp->sq, w->next), qp->sq.stride);
+	f = urdma_slot(w, w->next);
+	memset(f, 0, sizeof(*f));
+	memcpy(f->wqe, s->swqe.raw, qp->sq.stride);
+	f->first_psn = w->psn;
+	f->mtu = urdma_qp_mtu(qp);
+
+	if (!urdma_wqe_valid(qp, wqe)) {
+		urdma_count(eng, URDMA_CNT_BAD_WQES);
+		f->status = IB_WC_LOC_QP_OP_ERR;
+		f->done = true;
+		goto started;
+	}
+	if (urdma_wqe_is_local(wqe->opcode)) {
+		/* In order with the SQ: only when nothing is in flight. */
+		if (!idle)
+			return false;
+		f->status = urdma_exec_local(qp, wqe);
+		f->done = true;
+		goto started;
+	}
+	switch (wqe->opcode) {
+	case URDMA_WQE_ATOMIC_WRITE:
+	case URDMA_WQE_FLUSH:
+		/*
+		 * No local buffers: one request packet, answered like a
+		 * READ, within the same responder-resource credits.
+		 */
+		if (urdma_req_rd_full(qp))
+			return false;
+		if (wqe->opcode == URDMA_WQE_FLUSH &&
+		    wqe->flush.level == URDMA_FLUSH_RANGE &&
+		    wqe->flush.length > U32_MAX) {
+			/* A RETH's length has 32 bits. */
+			f->status = IB_WC_LOC_LEN_ERR;
+			f->done = true;
+			goto started;
+		}
+		f->len = wqe->opcode == URDMA_WQE_ATOMIC_WRITE ? 8 : 0;
+		f->npsn = 1;
+		goto started;
+	default:
+		break;
+	}
+	if ((wqe->flags & URDMA_WQE_FENCE) && urdma_req_rd_count(qp))
+		return false;
+	if (urdma_wqe_is_rd(wqe->opcode) && urdma_req_rd_full(qp))
+		return false;
+
+	f->status = urdma_wqe_gather(eng, qp,
+				     urdma_wqe_is_rd(wqe->opcode) ?
+				     IB_ACCESS_LOCAL_WRITE : 0, &nsrc, &len);
+	if (!f->status && urdma_wqe_is_rd(wqe->opcode) &&
+	    wqe->opcode != URDMA_WQE_RDMA_READ && len < 8)
+		f->status = IB_WC_LOC_LEN_ERR;
+	if (f->status) {
+		f->done = true;
+		goto started;
+	}
+	f->len = urdma_wqe_is_rd(wqe->opcode) &&
+		 wqe->opcode != URDMA_WQE_RDMA_READ ? 8 : len;
+	f->npsn = urdma_msg_npsn(wqe->opcode, f->len, f->mtu);
+started:
+	if (w->cur == w->next)
+		w->off = 0;
+	w->next++;
+	return true;
+}
+
+/* Go back to @psn (go-back-N): the WQE holding it is sent again from there. */
+void urdma_req_rewind(struct urdma_qp *qp, u32 psn)
+{
+	struct urdma_wire *w = qp->wire;
+	u32 i;
+
+	for (i = qp->sq_cons; i != w->next; i++) {
+		struct urdma_inflight *f = urdma_slot(w, i);
+		s32 d = urdma_psn_diff(psn, f->first_psn);
+
+		if (f->done && !f->npsn)
+			continue;
+		if (d >= 0 && d < (s32)f->npsn) {
+			w->cur = i;
+			w->off = d * f->mtu;
+			if (urdma_slot_wqe(f)->opcode == URDMA_WQE_RDMA_READ)
+				f->got = d;
+			w->psn = psn;
+			w->since_ackreq = 0;
+			return;
+		}
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(urdma_req_rewind);
+
+/*
+ * The retransmit interval.  IBTA's local ACK timeout (4.096 us * 2^timeout)
+ * with a floor: below a few milliseconds a software peer, or a TCG guest,
+ * would see retransmit storms.  Timeout 0 means no limit on the retries;
+ * they still come, every half second.
+ */
+#define URDMA_RTO_MIN_NS	(5 * NSEC_PER_MSEC)
+#define URDMA_RTO_INF_NS	(500 * NSEC_PER_MSEC)
+
+static u64 urdma_rto_ns(const struct urdma_qp *qp)
+{
+	if (!qp->attr.timeout)
+		return URDMA_RTO_INF_NS;
+	return max_t(u64, urdma_ack_timeout_ns(qp->attr.timeout),
+		     URDMA_RTO_MIN_NS);
+}
+
+/*
+ * Where a retransmission after a timeout starts: the first PSN of the
+ * oldest WQE that is not complete and not acknowledged (a READ's missing
+ * responses are not covered by ACKs of later PSNs).
+ */
+VISIBLE_IF_KUNIT u32 urdma_req_resume_psn(struct urdma_qp *qp)
+{
+	struct urdma_wire *w = qp->wire;
+	u32 next = urdma_psn_add(w->acked, 1), i;
+
+	for (i = qp->sq_cons; i != w->next; i++) {
+		struct urdma_inflight *f = urdma_slot(w, i);
+
+		if (f->done || !f->npsn)
+			continue;
+		if (urdma_wqe_is_rd(urdma_slot_wqe(f)->opcode))
+			return urdma_psn_add(f->first_psn, f->got);
+		if (urdma_psn_diff(urdma_psn_add(f->first_psn, f->npsn - 1),
+				   w->acked) > 0)
+			return urdma_psn_diff(f->first_psn, next) > 0 ?
+			       f->first_psn : next;
+	}
+	return next;
+}
+EXPORT_SYMBOL_IF_KUNIT(urdma_req_resume_psn);
+
+/* Arm the retransmit timer; progress pushes it out. */
+static void urdma_req_arm(struct urdma_qp *qp)
+{
+	qp->wire->timeout_at = ktime_add_ns(ktime_get(), urdma_rto_ns(qp));
+}
+
+/*
+ * Progress: the responder answered something new (an ACK of a later PSN,
+ * or the READ response that was due next), or a WQE completed.  retry_cnt
+ * bounds the timeouts in a row without progress (as rxe's
+ * reset_retry_counters() does), not those of one WQE: on a lossy link a
+ * READ of many responses, or a long SEND, can see more timeouts than that
+ * and still move.
+ */
+void urdma_req_progress(struct urdma_qp *qp)
+{
+	qp->wire->retry_left = qp->attr.retry_cnt;
+	urdma_req_arm(qp);
+}
+
+/* ---- requester: the QP's turn ------------------------------------------- */
+
+int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
+{
+	struct urdma_wire *w = qp->wire;
+	ktime_t now = ktime_get();
+	int work = 0;
+
+	if (!w->req_init) {
+		w->psn = READ_ONCE(qp->req_psn);
+		w->psn_max = w->psn;
+		w->acked = urdma_psn_add(w->psn, URDMA_PSN_MASK);
+		w->next = qp->sq_cons;
+		w->cur = qp->sq_cons;
+		w->retry_left = qp->attr.retry_cnt;
+		w->rnr_left = qp->attr.rnr_retry;
+		w->req_init = true;
+	}
+	work += urdma_req_complete(eng, qp);
+	/* A failed WQE took the QP to ERROR: the rest are flushed, not sent. */
+	if (READ_ONCE(qp->attr.qp_state) != IB_QPS_RTS)
+		return work;
+
+	if (w->rnr_wait) {
+		if (ktime_before(now, w->resume_at)) {
+			if (ktime_before(w->resume_at, eng->deadline))
+				eng->deadline = w->resume_at;
+			return work;
+		}
+		w->rnr_wait = false;
+		urdma_req_arm(qp);
+	} else if (urdma_is_rc(qp) && qp->sq_cons != w->next &&
+		   ktime_after(now, w->timeout_at)) {
+		/* No progress within the local ACK timeout. */
+		urdma_count(eng, URDMA_CNT_RETRIES);
+		urdma_count(eng, URDMA_CNT_TIMEOUTS);
+		if (!urdma_retry_spend(&w->retry_left, !qp->attr.timeout)) {
+			urdma_req_fail_oldest(qp, IB_WC_RETRY_EXC_ERR);
+			return work + urdma_req_complete(eng, qp);
+		}
+		urdma_req_rewind(qp, urdma_req_resume_psn(qp));
+		urdma_req_arm(qp);
+	}
+
+	while (work < URDMA_WIRE_BUDGET) {
+		struct urdma_inflight *f;
+		bool sent;
+		u8 status;
+
+		if (w->cur == w->next) {
+			bool was_idle = qp->sq_cons == w->next;
+
+			if (!urdma_engine_charge(eng, 0) ||
+			    !urdma_req_start(eng, qp))
+				break;
+			if (was_idle)
+				urdma_req_arm(qp);
+		}
+		f = urdma_slot(w, w->cur);
+		if (f->done && f->status != IB_WC_SUCCESS)
+			break;	/* nothing after a failed WQE goes out */
+		if (f->done) {
+			urdma_req_skip(w, f);
+			continue;
+		}
+		if (urdma_is_rc(qp) &&
+		    urdma_psn_diff(w->psn, w->acked) > URDMA_WIRE_PKTS)
+			break;
+		if (!urdma_engine_charge(eng, f->mtu))
+			break;
+		status = urdma_req_pkt(eng, qp, f, &sent);
+		if (status) {
+			/* Its completion takes the QP to ERROR. */
+			f->status = status;
+			f->done = true;
+			work++;
+			break;
+		}
+		work++;
+		if (sent) {
+			w->cur++;
+			w->off = 0;
+		}
+	}
+	work += urdma_req_complete(eng, qp);
+	if (urdma_is_rc(qp) && qp->sq_cons != w->next &&
+	    ktime_before(w->timeout_at, eng->deadline))
+		eng->deadline = w->timeout_at;
+	return work;
+}

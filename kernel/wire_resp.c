@@ -1,0 +1,582 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The RC and UC responder: requests taken in PSN order, duplicates
+ * answered again, SENDs into receive WQEs, WRITEs, and READs, atomics,
+ * FLUSH and ATOMIC_WRITE from the resource cache; ACKs coalesced and
+ * READ responses sent at the QP's turn.  See wire_rc.c for the
+ * transport as a whole.
+ */
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <kunit/visibility.h>
+
+#include "exec.h"
+#include "wire_rc.h"
+
+/* ---- responder: requests ------------------------------------------------ */
+
+/* FLUSH and ATOMIC_WRITE take a responder resource, as READs do. */
+static bool urdma_pkt_is_flush_or_atomic_write(const struct urdma_pkt *pkt)
+{
+	return (pkt->flags & URDMA_PF_FLUSH) ||
+	       pkt->opcode == (URDMA_TR_RC | URDMA_OP_ATOMIC_WRITE);
+}
+
+/* Whether a READ response before @psn is still to be sent. */
+static bool urdma_resp_reads_before(const struct urdma_wire *w, u32 psn)
+{
+	u32 i;
+
+	for (i = 0; i < w->nres; i++)
+		if (w->res[i].busy && urdma_psn_diff(w->res[i].psn, psn) < 0)
+			return true;
+	return false;
+}
+
+static void urdma_resp_peer(struct urdma_qp *qp, struct urdma_peer *peer)
+{
+	peer->dev = to_udev(qp->ibqp.device);
+	peer->qp = qp;
+	peer->pdn = urdma_qp_pdn(qp);
+}
+
+/* A NAK that ends the message, and the responder's QP with it (RC). */
+static void urdma_resp_nak(struct urdma_engine *eng, struct urdma_qp *qp,
+			   u32 psn, u8 code)
+{
+	struct urdma_wire *w = qp->wire;
+
+	w->in_send = false;
+	w->in_write = false;
+	if (!urdma_is_rc(qp)) {
+		w->drop_msg = true;
+		return;
+	}
+	urdma_send_ack(eng, qp, urdma_syn_nak(code), psn);
+	urdma_qp_set_error(qp);
+}
+
+/* A SEND packet's payload: consumes a receive WQE at its first packet. */
+static int urdma_resp_send(struct urdma_engine *eng, struct urdma_qp *qp,
+			   const struct urdma_pkt *pkt)
+{
+	struct urdma_wire *w = qp->wire;
+	struct urdma_scratch *s = eng->scratch;
+	struct urdma_dev *udev = to_udev(qp->ibqp.device);
+	const struct urdma_recv_wqe *rwqe = (const void *)w->rwqe;
+	const struct urdma_sge *sge = (const struct urdma_sge *)(rwqe + 1);
+	struct urdma_sg src = { .kva = (void *)pkt->payload,
+				.len = pkt->paylen };
+	struct urdma_cqe cqe = {};
+	u32 max_sge;
+	int nsg, ret;
+	u64 room;
+	u8 status;
+
+	if (pkt->flags & URDMA_PF_FIRST) {
+		ret = urdma_take_recv(eng, qp, &max_sge, 0);
+		if (ret == -EAGAIN)
+			return -EAGAIN;		/* RNR */
+		if (ret) {
+			urdma_qp_fatal(qp);
+			return -EIO;
+		}
+		memcpy(w->rwqe, s->rwqe.raw, URDMA_MAX_STRIDE);
+		if (rwqe->num_sge > max_sge) {
+			cqe.status = IB_WC_LOC_QP_OP_ERR;
+			goto complete;
+		}
+		w->msg_off = 0;
+		w->in_send = true;
+	}
+	cqe.wr_id = rwqe->wr_id;
+	status = urdma_lkey_sgl(udev, urdma_qp_pdn(qp), sge, rwqe->num_sge,
+				IB_ACCESS_LOCAL_WRITE, s->dst, &nsg, &room);
+	if (status) {
+		cqe.status = status;
+		goto complete;
+	}
+	if ((u64)w->msg_off + pkt->paylen > room) {
+		cqe.status = IB_WC_LOC_LEN_ERR;
+		goto complete;
+	}
+	if (pkt->paylen) {
+		urdma_sgl_skip(s->dst, nsg, w->msg_off);
+		urdma_copy(s->dst, nsg, &src, 1, pkt->paylen);
+	}
+	w->msg_off += pkt->paylen;
+	if (!(pkt->flags & URDMA_PF_LAST))
+		return 0;
+
+	cqe.opcode = URDMA_CQE_RECV;
+	cqe.byte_len = w->msg_off;
+	cqe.src_qp = qp->attr.dest_qp_num;
+	if (pkt->flags & URDMA_PF_IMM) {
+		memcpy(&cqe.ex, urdma_pkt_hdr(pkt, URDMA_H_IMM), 4);
+		cqe.flags |= URDMA_CQE_IMM;
+	} else if (pkt->flags & URDMA_PF_IETH) {
+		__be32 key;
+
+		memcpy(&key, urdma_pkt_hdr(pkt, URDMA_H_IETH), 4);
+		cqe.ex = be32_to_cpu(key);
+		if (!urdma_invalidate(qp, cqe.ex, true)) {
+			cqe.status = IB_WC_REM_INV_REQ_ERR;
+			goto complete;
+		}
+		cqe.flags |= URDMA_CQE_INV;
+	}
+	w->in_send = false;
+	urdma_complete_recv(eng, qp, &cqe, pkt->se);
+	return 0;
+
+complete:
+	w->in_send = false;
+	cqe.opcode = URDMA_CQE_RECV;
+	urdma_complete_recv(eng, qp, &cqe, false);
+	return -EINVAL;
+}
+
+/* A WRITE packet.  Return: 0, or a NAK code. */
+static int urdma_resp_write(struct urdma_engine *eng, struct urdma_qp *qp,
+			    const struct urdma_pkt *pkt)
+{
+	struct urdma_wire *w = qp->wire;
+	struct urdma_sg src = { .kva = (void *)pkt->payload,
+				.len = pkt->paylen };
+	struct urdma_peer peer;
+	struct urdma_sg dst;
+
+	if (pkt->flags & URDMA_PF_FIRST) {
+		const struct urdma_reth *reth = urdma_pkt_hdr(pkt,
+							       URDMA_H_RETH);
+
+		w->wr_va = be64_to_cpu(reth->va);
+		w->wr_rkey = be32_to_cpu(reth->rkey);
+		w->wr_len = be32_to_cpu(reth->len);
+		w->msg_off = 0;
+		w->in_write = !(pkt->flags & URDMA_PF_LAST);
+	} else if (pkt->flags & URDMA_PF_LAST) {
+		w->in_write = false;
+	}
+	if ((u64)w->msg_off + pkt->paylen > w->wr_len ||
+	    ((pkt->flags & URDMA_PF_LAST) &&
+	     w->msg_off + pkt->paylen != w->wr_len))
+		return URDMA_NAK_INV_REQ;
+	if (!(READ_ONCE(qp->attr.qp_access_flags) & IB_ACCESS_REMOTE_WRITE))
+		return URDMA_NAK_INV_REQ;
+	urdma_resp_peer(qp, &peer);
+	if (pkt->paylen) {
+		if (!urdma_rkey_sg(&peer, w->wr_rkey, w->wr_va + w->msg_off,
+				   pkt->paylen, IB_ACCESS_REMOTE_WRITE, &dst))
+			return URDMA_NAK_REM_ACCESS;
+		urdma_copy(&dst, 1, &src, 1, pkt->paylen);
+	} else if ((pkt->flags & URDMA_PF_FIRST) && w->wr_len) {
+		return URDMA_NAK_INV_REQ;
+	}
+	w->msg_off += pkt->paylen;
+	return 0;
+}
+
+/*
+ * The entry for a new READ, atomic, FLUSH or ATOMIC_WRITE: the oldest one
+ * whose responses are all sent (a busy READ is never cut short; only a
+ * requester beyond every limit finds them all busy).
+ */
+static struct urdma_rd_res *urdma_res_new(struct urdma_qp *qp)
+{
+	struct urdma_wire *w = qp->wire;
+	struct urdma_rd_res *r = &w->res[w->res_next];
+	u32 i;
+
+	for (i = 0; i < w->nres && r->busy; i++) {
+		w->res_next = (w->res_next + 1) % w->nres;
+		r = &w->res[w->res_next];
+	}
+	w->res_next = (w->res_next + 1) % w->nres;
+	memset(r, 0, sizeof(*r));
+	r->mtu = urdma_qp_mtu(qp);
+	return r;
+}
+
+static struct urdma_rd_res *urdma_res_find(struct urdma_wire *w, u32 psn)
+{
+	u32 i;
+
+	for (i = 0; i < w->nres; i++) {
+		struct urdma_rd_res *r = &w->res[i];
+		s32 d = urdma_psn_diff(psn, r->psn);
+
+		if (r->npsn && d >= 0 && d < (s32)r->npsn)
+			return r;
+	}
+	return NULL;
+}
+
+static void urdma_send_atomic_ack(struct urdma_engine *eng,
+				  struct urdma_qp *qp, struct urdma_rd_res *r)
+{
+	struct urdma_tx tx;
+	struct urdma_atmack *ack;
+	u8 op = URDMA_TR_RC | URDMA_OP_ATOMIC_ACK;
+
+	if (urdma_wire_pkt(qp, URDMA_OP_ATOMIC_ACK, r->psn, 0, false, false,
+			   &tx))
+		return;
+	urdma_put_aeth(&tx, URDMA_OP_ATOMIC_ACK, urdma_syn_ack(),
+		       qp->wire->msn);
+	ack = urdma_tx_hdr(&tx, op, URDMA_H_ATMACK);
+	ack->orig = cpu_to_be64(r->orig);
+	urdma_wire_send(eng, qp, &tx);
+}
+
+/* READ or atomic request.  Return: 0, or a NAK code. */
+static int urdma_resp_rd(struct urdma_engine *eng, struct urdma_qp *qp,
+			 const struct urdma_pkt *pkt)
+{
+	struct urdma_wire *w = qp->wire;
+	struct urdma_rd_res *r;
+	struct urdma_peer peer;
+	struct urdma_sg sg;
+	u8 status;
+
+	urdma_resp_peer(qp, &peer);
+	if (pkt->flags & URDMA_PF_READ) {
+		const struct urdma_reth *reth = urdma_pkt_hdr(pkt,
+							       URDMA_H_RETH);
+		u64 va = be64_to_cpu(reth->va);
+		u32 rkey = be32_to_cpu(reth->rkey), len = be32_to_cpu(reth->len);
+
+		if (!(READ_ONCE(qp->attr.qp_access_flags) &
+		      IB_ACCESS_REMOTE_READ) || len > URDMA_MAX_MSG_SIZE)
+			return URDMA_NAK_INV_REQ;
+		if (len && !urdma_rkey_sg(&peer, rkey, va, len,
+					  IB_ACCESS_REMOTE_READ, &sg))
+			return URDMA_NAK_REM_ACCESS;
+		r = urdma_res_new(qp);
+		r->psn = pkt->psn;
+		r->npsn = urdma_msg_npsn(URDMA_WQE_RDMA_READ, len, r->mtu);
+		r->va = va;
+		r->rkey = rkey;
+		r->len = len;
+		r->busy = true;
+		w->epsn = urdma_psn_add(pkt->psn, r->npsn);
+	} else {
+		const struct urdma_atmeth *a = urdma_pkt_hdr(pkt,
+							      URDMA_H_ATMETH);
+		u64 *target;
+
+		if (!(READ_ONCE(qp->attr.qp_access_flags) &
+		      IB_ACCESS_REMOTE_ATOMIC))
+			return URDMA_NAK_INV_REQ;
+		target = urdma_atomic_target(&peer, be64_to_cpu(a->va),
+					     be32_to_cpu(a->rkey),
+					     IB_ACCESS_REMOTE_ATOMIC, &status);
+		if (!target)
+			return status == IB_WC_REM_ACCESS_ERR ?
+			       URDMA_NAK_REM_ACCESS : URDMA_NAK_INV_REQ;
+		r = urdma_res_new(qp);
+		r->psn = pkt->psn;
+		r->npsn = 1;
+		r->atomic = true;
+		if (pkt->opcode == (URDMA_TR_RC | URDMA_OP_CMP_SWP))
+			r->orig = cmpxchg64(target, be64_to_cpu(a->cmp),
+					    be64_to_cpu(a->swap_add));
+		else
+			r->orig = atomic64_fetch_add(be64_to_cpu(a->swap_add),
+						     (atomic64_t *)target);
+		w->epsn = urdma_psn_add(pkt->psn, 1);
+		w->msn++;
+		urdma_send_atomic_ack(eng, qp, r);
+	}
+	return 0;
+}
+
+/* Send READ responses due, a budget at a time.  Return: packets sent. */
+int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp)
+{
+	struct urdma_wire *w = qp->wire;
+	struct urdma_peer peer;
+	int sent = 0;
+	u32 i;
+
+	urdma_resp_peer(qp, &peer);
+	for (i = 0; i < w->nres && sent < URDMA_WIRE_BUDGET; i++) {
+		/* Oldest first: the entry after the newest. */
+		struct urdma_rd_res *r = &w->res[(w->res_next + i) % w->nres];
+
+		while (r->busy && sent < URDMA_WIRE_BUDGET) {
+			u32 pay = min(r->len - r->off, r->mtu);
+			bool first = !r->off, last = r->off + pay >= r->len;
+			u32 psn = urdma_psn_add(r->psn, r->off / r->mtu);
+			struct urdma_sg src, dst;
+			struct urdma_tx tx;
+			u8 op;
+
+			if (!urdma_engine_charge(eng, pay))
+				return sent;
+			op = first && last ? URDMA_OP_READ_RESP_ONLY :
+			     first ? URDMA_OP_READ_RESP_FIRST :
+			     last ? URDMA_OP_READ_RESP_LAST :
+				    URDMA_OP_READ_RESP_MIDDLE;
+			if (pay && !urdma_rkey_sg(&peer, r->rkey, r->va + r->off,
+						  pay, IB_ACCESS_REMOTE_READ,
+						  &src)) {
+				/* The memory went away under the READ. */
+				r->busy = false;
+				urdma_send_ack(eng, qp,
+					       urdma_syn_nak(URDMA_NAK_REM_ACCESS),
+					       psn);
+				break;
+			}
+			if (urdma_wire_pkt(qp, op, psn, pay, false, false, &tx))
+				return sent;
+			if (urdma_opcodes[URDMA_TR_RC | op].flags &
+			    URDMA_PF_AETH)
+				urdma_put_aeth(&tx, op, urdma_syn_ack(), w->msn);
+			if (pay) {
+				dst.kva = tx.payload;
+				dst.mr = NULL;
+				dst.len = pay;
+				if (!urdma_copy(&dst, 1, &src, 1, pay)) {
+					kfree_skb(tx.skb);
+					r->busy = false;
+					urdma_send_ack(eng, qp,
+						       urdma_syn_nak(URDMA_NAK_REM_OP),
+						       psn);
+					break;
+				}
+			}
+			urdma_wire_send(eng, qp, &tx);
+			sent++;
+			r->off += pay;
+			if (last)
+				r->busy = false;
+		}
+	}
+	return sent;
+}
+
+/*
+ * FLUSH, or ATOMIC_WRITE (one aligned 8-byte store, ordered after earlier
+ * writes), as on the local path.  A duplicate is answered again from the
+ * resource cache, never executed twice.  Return: 0, or a NAK code.
+ */
+static u8 urdma_resp_flush_or_atomic_write(struct urdma_qp *qp,
+					   const struct urdma_pkt *pkt)
+{
+	const struct urdma_reth *reth = urdma_pkt_hdr(pkt, URDMA_H_RETH);
+	u64 va = be64_to_cpu(reth->va);
+	u32 rkey = be32_to_cpu(reth->rkey);
+	struct urdma_wire *w = qp->wire;
+	struct urdma_rd_res *r;
+	struct urdma_peer peer;
+	u64 value;
+	u8 status;
+
+	urdma_resp_peer(qp, &peer);
+	if (pkt->flags & URDMA_PF_FLUSH) {
+		u32 feth = be32_to_cpu(((const struct urdma_feth *)
+					urdma_pkt_hdr(pkt, URDMA_H_FETH))->w);
+
+		status = urdma_flush(&peer, FIELD_GET(URDMA_FETH_PLT, feth),
+				     FIELD_GET(URDMA_FETH_SEL, feth), rkey, va,
+				     be32_to_cpu(reth->len));
+	} else if (pkt->paylen != 8 || be32_to_cpu(reth->len) != 8 ||
+		   !(READ_ONCE(qp->attr.qp_access_flags) &
+		     IB_ACCESS_REMOTE_WRITE)) {
+		status = IB_WC_REM_INV_REQ_ERR;
+	} else if (!URDMA_HAVE_FLUSH_ATOMIC_WRITE) {
+		status = IB_WC_LOC_QP_OP_ERR;
+	} else {
+		memcpy(&value, pkt->payload, 8);
+		status = urdma_atomic_write(&peer, va, rkey, value);
+	}
+	switch (status) {
+	case IB_WC_SUCCESS:
+		/*
+		 * Answered, in order with the READs, by a READ response of
+		 * no data (as rxe does); a duplicate gets it again.
+		 */
+		r = urdma_res_new(qp);
+		r->psn = pkt->psn;
+		r->npsn = 1;
+		r->busy = true;
+		w->epsn = urdma_psn_add(pkt->psn, 1);
+		w->msn++;
+		return 0;
+	case IB_WC_REM_ACCESS_ERR:
+		return URDMA_NAK_REM_ACCESS;
+	default:
+		return URDMA_NAK_INV_REQ;
+	}
+}
+
+/* A duplicate request (its PSN is before the expected one). */
+void urdma_resp_dup(struct urdma_engine *eng, struct urdma_qp *qp,
+		    const struct urdma_pkt *pkt)
+{
+	struct urdma_wire *w = qp->wire;
+	struct urdma_rd_res *r;
+
+	if (pkt->flags & (URDMA_PF_READ | URDMA_PF_ATOMIC) ||
+	    urdma_pkt_is_flush_or_atomic_write(pkt)) {
+		r = urdma_res_find(w, pkt->psn);
+		if (!r)
+			return;		/* too old: the requester times out */
+		if (r->atomic) {
+			urdma_send_atomic_ack(eng, qp, r);
+		} else {
+			/* Start again at the PSN asked for. */
+			r->off = urdma_psn_diff(pkt->psn, r->psn) * r->mtu;
+			r->busy = true;
+		}
+		return;
+	}
+	/* SEND or WRITE: acknowledge again what has arrived. */
+	w->ack_pending = true;
+	w->ack_syn = urdma_syn_ack();
+	w->ack_psn = urdma_psn_add(w->epsn, URDMA_PSN_MASK);
+}
+
+/* Whether a packet fits the message state (IBTA 9.7.5.1.2, C9-40..). */
+VISIBLE_IF_KUNIT bool urdma_resp_seq_ok(const struct urdma_wire *w,
+					const struct urdma_pkt *pkt)
+{
+	bool first = pkt->flags & URDMA_PF_FIRST;
+
+	if (pkt->flags & URDMA_PF_SEND && !(pkt->flags & URDMA_PF_WRITE))
+		return w->in_send ? !first : first && !w->in_write;
+	if (pkt->flags & URDMA_PF_WRITE)
+		return w->in_write ? !first : first && !w->in_send;
+	return !w->in_send && !w->in_write;
+}
+EXPORT_SYMBOL_IF_KUNIT(urdma_resp_seq_ok);
+
+/* A request packet at the responder. */
+void urdma_resp_rx(struct urdma_engine *eng, struct urdma_qp *qp,
+		   const struct urdma_pkt *pkt)
+{
+	struct urdma_wire *w = qp->wire;
+	bool rc = urdma_is_rc(qp);
+	s32 d = urdma_psn_diff(pkt->psn, w->epsn);
+	int ret = 0;
+
+	if (!rc && d) {
+		/* UC: a lost packet loses the message. */
+		w->in_send = false;
+		w->in_write = false;
+		w->drop_msg = !(pkt->flags & URDMA_PF_FIRST);
+		w->epsn = pkt->psn;
+		d = 0;
+	}
+	if (d > 0) {
+		if (!w->nak_sent) {
+			w->nak_sent = true;
+			urdma_count(eng, URDMA_CNT_SEQ_NAKS_SENT);
+			urdma_send_ack(eng, qp, urdma_syn_nak(URDMA_NAK_PSN_SEQ),
+				       w->epsn);
+		}
+		return;
+	}
+	if (d < 0) {
+		urdma_count(eng, URDMA_CNT_DUP_REQS);
+		urdma_resp_dup(eng, qp, pkt);
+		return;
+	}
+	w->nak_sent = false;
+	if (w->drop_msg) {
+		if (!(pkt->flags & URDMA_PF_FIRST)) {
+			w->epsn = urdma_psn_add(w->epsn, 1);
+			return;
+		}
+		w->drop_msg = false;
+	}
+	if (!urdma_resp_seq_ok(w, pkt)) {
+		urdma_resp_nak(eng, qp, pkt->psn, URDMA_NAK_INV_REQ);
+		return;
+	}
+
+	if (pkt->flags & (URDMA_PF_READ | URDMA_PF_ATOMIC)) {
+		ret = urdma_resp_rd(eng, qp, pkt);
+		if (ret)
+			urdma_resp_nak(eng, qp, pkt->psn, ret);
+		return;
+	}
+	if (urdma_pkt_is_flush_or_atomic_write(pkt)) {
+		ret = urdma_resp_flush_or_atomic_write(qp, pkt);
+		if (ret)
+			urdma_resp_nak(eng, qp, pkt->psn, ret);
+		return;
+	}
+	if (pkt->flags & URDMA_PF_WRITE) {
+		ret = urdma_resp_write(eng, qp, pkt);
+		if (ret) {
+			urdma_resp_nak(eng, qp, pkt->psn, ret);
+			return;
+		}
+		if (pkt->flags & URDMA_PF_SEND) {
+			/* WRITE_WITH_IMM: the immediate takes a receive WQE. */
+			struct urdma_msg m = {
+				.src_qp = qp->attr.dest_qp_num,
+				.cqe_opcode = URDMA_CQE_RECV_RDMA_IMM,
+				.cqe_flags = URDMA_CQE_IMM,
+				.solicited = pkt->se,
+				.rc = rc,
+				.len = w->msg_off,
+			};
+
+			memcpy(&m.ex, urdma_pkt_hdr(pkt, URDMA_H_IMM), 4);
+			ret = urdma_recv_msg(eng, qp, to_udev(qp->ibqp.device),
+					     &m);
+		}
+	} else {
+		ret = urdma_resp_send(eng, qp, pkt);
+	}
+	if (ret == -EAGAIN) {
+		if (pkt->flags & URDMA_PF_WRITE) {
+			/* The retry brings this packet again: undo it. */
+			w->in_write = !(pkt->flags & URDMA_PF_FIRST);
+			w->msg_off -= pkt->paylen;
+		}
+		if (!rc) {
+			w->drop_msg = true;
+			w->epsn = urdma_psn_add(w->epsn, 1);
+			return;
+		}
+		/* RNR NAK: the requester sends this packet again later. */
+		urdma_count(eng, URDMA_CNT_RNR_WAITS);
+		urdma_send_ack(eng, qp,
+			       FIELD_PREP(URDMA_SYN_TYPE, URDMA_SYN_RNR) |
+			       FIELD_PREP(URDMA_SYN_VAL,
+					  READ_ONCE(qp->attr.min_rnr_timer)),
+			       pkt->psn);
+		return;
+	}
+	if (ret) {
+		urdma_resp_nak(eng, qp, pkt->psn,
+			       ret == -EIO ? URDMA_NAK_REM_OP :
+			       ret == IB_WC_REM_OP_ERR ? URDMA_NAK_REM_OP :
+							URDMA_NAK_INV_REQ);
+		return;
+	}
+	w->epsn = urdma_psn_add(pkt->psn, 1);
+	if (pkt->flags & URDMA_PF_LAST)
+		w->msn++;
+	if (rc && (pkt->ackreq || (pkt->flags & URDMA_PF_LAST))) {
+		w->ack_pending = true;
+		w->ack_syn = urdma_syn_ack();
+		w->ack_psn = pkt->psn;
+	}
+}
+
+/* The coalesced ACK, if one is due and no READ response must go first. */
+int urdma_resp_flush_ack(struct urdma_engine *eng, struct urdma_qp *qp)
+{
+	struct urdma_wire *w = qp->wire;
+
+	if (!w->ack_pending || urdma_resp_reads_before(w, w->ack_psn))
+		return 0;
+	w->ack_pending = false;
+	urdma_send_ack(eng, qp, w->ack_syn, w->ack_psn);
+	return 1;
+}
