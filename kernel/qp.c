@@ -449,8 +449,8 @@ static int urdma_qp_wire_setup(struct urdma_qp *qp,
 	ret = urdma_wire_alloc(qp);
 	if (ret)
 		return ret;
-	qp->wire->epsn = ((mask & IB_QP_RQ_PSN) ? attr->rq_psn :
-			  qp->attr.rq_psn) & URDMA_PSN_MASK;
+	qp->wire->resp.epsn = ((mask & IB_QP_RQ_PSN) ? attr->rq_psn :
+			       qp->attr.rq_psn) & URDMA_PSN_MASK;
 	WRITE_ONCE(qp->use_wire, true);
 	return 0;
 }

@@ -58,17 +58,15 @@ struct urdma_rd_res {
 };
 
 /**
- * struct urdma_wire - requester and responder state of an RC or UC QP
+ * struct urdma_wire_req - the requester's state
  *
- * Only the QP's engine thread touches it, except urdma_wire_reset() (with
- * the engine synced) and the allocation at RTR.
+ * The in-flight window of WQEs (@slots) is the requester's; the completer
+ * retires WQEs from it in SQ order.
  */
-struct urdma_wire {
-	/* requester */
+struct urdma_wire_req {
 	bool req_init;
 	u32 psn;		/* next PSN to send */
 	u32 psn_max;		/* ... before any go-back: PSNs sent end here */
-	u32 acked;		/* last PSN acknowledged */
 	u32 next;		/* SQ index of the next WQE to start */
 	u32 cur;		/* SQ index of the WQE being (re)sent */
 	u32 off;		/* ... bytes of it sent */
@@ -76,9 +74,19 @@ struct urdma_wire {
 	ktime_t timeout_at;	/* retransmit if no progress by then */
 	ktime_t resume_at;	/* RNR NAK: wait until then */
 	bool rnr_wait;
+	u32 slot_size;
+	u8 *slots;		/* URDMA_WIRE_WINDOW urdma_inflight */
+};
+
+/* The completer's state: what the responder has answered, retries left. */
+struct urdma_wire_comp {
+	u32 acked;		/* last PSN acknowledged */
 	u8 retry_left;
 	u8 rnr_left;
-	/* responder */
+};
+
+/* The responder's state. */
+struct urdma_wire_resp {
 	u32 epsn;		/* next PSN expected */
 	u32 msn;
 	bool nak_sent;		/* a sequence NAK is outstanding */
@@ -96,8 +104,21 @@ struct urdma_wire {
 	u32 res_next;
 	struct urdma_rd_res *res;
 	u8 *rwqe;		/* the receive WQE a SEND consumes */
-	u32 slot_size;
-	u8 *slots;		/* URDMA_WIRE_WINDOW urdma_inflight */
+};
+
+/**
+ * struct urdma_wire - an RC or UC QP's transport state, by role
+ * @req: the requester's (wire_req.c)
+ * @comp: the completer's (wire_comp.c)
+ * @resp: the responder's (wire_resp.c)
+ *
+ * Only the QP's engine thread touches it, except urdma_wire_reset() (with
+ * the engine synced) and the allocation at RTR.
+ */
+struct urdma_wire {
+	struct urdma_wire_req req;
+	struct urdma_wire_comp comp;
+	struct urdma_wire_resp resp;
 };
 
 int urdma_wire_alloc(struct urdma_qp *qp);

@@ -21,27 +21,27 @@ static bool urdma_req_head_done(struct urdma_qp *qp, struct urdma_inflight *f)
 
 	if (f->done)
 		return true;
-	if (qp->sq_cons == w->cur)	/* not fully sent yet */
+	if (qp->sq_cons == w->req.cur)	/* not fully sent yet */
 		return false;
 	if (urdma_wqe_is_rd(urdma_slot_wqe(f)->opcode))
 		return false;
 	if (!urdma_is_rc(qp))
 		return true;
 	last = urdma_psn_add(f->first_psn, f->npsn - 1);
-	return urdma_psn_diff(w->acked, last) >= 0;
+	return urdma_psn_diff(w->comp.acked, last) >= 0;
 }
 
 /*
- * Move the sender past in-flight WQE @f at w->cur, which needs no (more)
+ * Move the sender past in-flight WQE @f at w->req.cur, which needs no (more)
  * packets: it failed, is local, or is a READ or atomic a go-back reached
  * after its response came.  The next WQE goes out at its own first PSN.
  */
 void urdma_req_skip(struct urdma_wire *w, struct urdma_inflight *f)
 {
 	if (f->npsn)
-		w->psn = urdma_psn_add(f->first_psn, f->npsn);
-	w->cur++;
-	w->off = 0;
+		w->req.psn = urdma_psn_add(f->first_psn, f->npsn);
+	w->req.cur++;
+	w->req.off = 0;
 }
 
 /* Retire completed WQEs from the head, in order.  Return: how many. */
@@ -50,7 +50,7 @@ int urdma_req_complete(struct urdma_engine *eng, struct urdma_qp *qp)
 	struct urdma_wire *w = qp->wire;
 	int n = 0;
 
-	while (qp->sq_cons != w->next) {
+	while (qp->sq_cons != w->req.next) {
 		struct urdma_inflight *f = urdma_slot(w, qp->sq_cons);
 		const struct urdma_send_wqe *wqe = urdma_slot_wqe(f);
 		u8 status;
@@ -58,9 +58,9 @@ int urdma_req_complete(struct urdma_engine *eng, struct urdma_qp *qp)
 		if (!urdma_req_head_done(qp, f))
 			break;
 		status = f->status;
-		if (w->cur == qp->sq_cons)
+		if (w->req.cur == qp->sq_cons)
 			urdma_req_skip(w, f);
-		w->rnr_left = qp->attr.rnr_retry;
+		w->comp.rnr_left = qp->attr.rnr_retry;
 		n++;
 		if (urdma_sq_done(eng, qp, wqe, status ? 0 : f->len, status) !=
 		    IB_WC_SUCCESS)
@@ -81,7 +81,7 @@ static bool urdma_req_fail(struct urdma_qp *qp, u32 psn, u8 status)
 	struct urdma_inflight *f;
 	u32 i;
 
-	for (i = qp->sq_cons; i != w->next; i++) {
+	for (i = qp->sq_cons; i != w->req.next; i++) {
 		s32 d;
 
 		f = urdma_slot(w, i);
@@ -101,7 +101,7 @@ void urdma_req_fail_oldest(struct urdma_qp *qp, u8 status)
 	struct urdma_wire *w = qp->wire;
 	u32 i;
 
-	for (i = qp->sq_cons; i != w->next; i++) {
+	for (i = qp->sq_cons; i != w->req.next; i++) {
 		struct urdma_inflight *f = urdma_slot(w, i);
 
 		if (!f->done) {
@@ -119,14 +119,14 @@ void urdma_req_fail_oldest(struct urdma_qp *qp, u8 status)
  * @w: the requester
  * @psn: the PSN in its BTH
  *
- * Only a PSN that was sent and is not yet acknowledged: after w->acked and
- * before w->psn_max.  Anything else is stale, a duplicate, or forged, and
+ * Only a PSN that was sent and is not yet acknowledged: after w->comp.acked and
+ * before w->req.psn_max.  Anything else is stale, a duplicate, or forged, and
  * changes nothing.
  */
 bool urdma_req_psn_outstanding(const struct urdma_wire *w, u32 psn)
 {
-	return urdma_psn_diff(psn, w->acked) > 0 &&
-	       urdma_psn_diff(psn, w->psn_max) < 0;
+	return urdma_psn_diff(psn, w->comp.acked) > 0 &&
+	       urdma_psn_diff(psn, w->req.psn_max) < 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(urdma_req_psn_outstanding);
 
@@ -136,8 +136,8 @@ static void urdma_req_acked(struct urdma_qp *qp, u32 psn)
 	struct urdma_wire *w = qp->wire;
 
 	if (urdma_req_psn_outstanding(w, psn)) {
-		w->acked = psn;
-		w->rnr_wait = false;
+		w->comp.acked = psn;
+		w->req.rnr_wait = false;
 		urdma_req_progress(qp);
 	}
 }
@@ -145,17 +145,18 @@ static void urdma_req_acked(struct urdma_qp *qp, u32 psn)
 /*
  * The in-flight WQE that a READ response or atomic ACK with @psn answers:
  * one that is not complete, whose request went out (the PSN is before
- * w->psn_max) and that spans @psn.  A READ's PSNs may be behind w->acked:
- * an ACK of a later PSN does not cover missing READ responses.
+ * w->req.psn_max) and that spans @psn.  A READ's PSNs may be behind
+ * w->comp.acked: an ACK of a later PSN does not cover missing READ
+ * responses.
  */
 static struct urdma_inflight *urdma_req_find(struct urdma_qp *qp, u32 psn)
 {
 	struct urdma_wire *w = qp->wire;
 	u32 i;
 
-	if (urdma_psn_diff(psn, w->psn_max) >= 0)
+	if (urdma_psn_diff(psn, w->req.psn_max) >= 0)
 		return NULL;
-	for (i = qp->sq_cons; i != w->next; i++) {
+	for (i = qp->sq_cons; i != w->req.next; i++) {
 		struct urdma_inflight *f = urdma_slot(w, i);
 		s32 d = urdma_psn_diff(psn, f->first_psn);
 
@@ -292,14 +293,14 @@ static void urdma_req_ack(struct urdma_engine *eng, struct urdma_qp *qp,
 	case URDMA_SYN_RNR:
 		urdma_req_acked(qp, prev);
 		urdma_count(eng, URDMA_CNT_RNR_WAITS);
-		if (!urdma_retry_spend(&w->rnr_left, w->rnr_left ==
+		if (!urdma_retry_spend(&w->comp.rnr_left, w->comp.rnr_left ==
 				       URDMA_RNR_RETRY_FOREVER)) {
 			urdma_req_fail(qp, pkt->psn, IB_WC_RNR_RETRY_EXC_ERR);
 			break;
 		}
 		urdma_req_rewind(qp, pkt->psn);
-		w->rnr_wait = true;
-		w->resume_at = ktime_add_ns(ktime_get(), urdma_rnr_ns(val));
+		w->req.rnr_wait = true;
+		w->req.resume_at = ktime_add_ns(ktime_get(), urdma_rnr_ns(val));
 		break;
 	case URDMA_SYN_NAK:
 		urdma_req_acked(qp, prev);
@@ -320,7 +321,7 @@ static void urdma_req_ack(struct urdma_engine *eng, struct urdma_qp *qp,
 void urdma_req_rx(struct urdma_engine *eng, struct urdma_qp *qp,
 		  const struct urdma_pkt *pkt)
 {
-	if (!urdma_is_rc(qp) || !qp->wire->req_init)
+	if (!urdma_is_rc(qp) || !qp->wire->req.req_init)
 		return;
 	if (pkt->flags & URDMA_PF_READ)
 		urdma_req_read_resp(eng, qp, pkt);

@@ -66,30 +66,30 @@ int urdma_wire_alloc(struct urdma_qp *qp)
 	 */
 	u32 nres = 2 * max_t(u32, qp->attr.max_dest_rd_atomic, 1);
 
-	if (w && w->nres >= nres)
+	if (w && w->resp.nres >= nres)
 		return 0;
 	if (!w) {
 		w = kzalloc(sizeof(*w), GFP_KERNEL);
 		if (!w)
 			return -ENOMEM;
-		w->slot_size = ALIGN(sizeof(struct urdma_inflight) +
-				     qp->sq.stride, 8);
-		w->slots = kvcalloc(URDMA_WIRE_WINDOW, w->slot_size,
-				    GFP_KERNEL);
-		w->rwqe = kzalloc(URDMA_MAX_STRIDE, GFP_KERNEL);
-		if (!w->slots || !w->rwqe) {
-			kvfree(w->slots);
-			kfree(w->rwqe);
+		w->req.slot_size = ALIGN(sizeof(struct urdma_inflight) +
+					 qp->sq.stride, 8);
+		w->req.slots = kvcalloc(URDMA_WIRE_WINDOW, w->req.slot_size,
+					GFP_KERNEL);
+		w->resp.rwqe = kzalloc(URDMA_MAX_STRIDE, GFP_KERNEL);
+		if (!w->req.slots || !w->resp.rwqe) {
+			kvfree(w->req.slots);
+			kfree(w->resp.rwqe);
 			kfree(w);
 			return -ENOMEM;
 		}
 		qp->wire = w;
 	}
 	/* Not yet used by the engine: the QP is not in RTR. */
-	kfree(w->res);
-	w->res = kcalloc(nres, sizeof(*w->res), GFP_KERNEL);
-	w->nres = w->res ? nres : 0;
-	return w->res ? 0 : -ENOMEM;
+	kfree(w->resp.res);
+	w->resp.res = kcalloc(nres, sizeof(*w->resp.res), GFP_KERNEL);
+	w->resp.nres = w->resp.res ? nres : 0;
+	return w->resp.res ? 0 : -ENOMEM;
 }
 
 /* Back to the state of a new QP; the engine is synced (RESET). */
@@ -102,17 +102,17 @@ void urdma_wire_reset(struct urdma_qp *qp)
 
 	if (!w)
 		return;
-	res = w->res;
-	nres = w->nres;
-	slots = w->slots;
-	rwqe = w->rwqe;
-	size = w->slot_size;
+	res = w->resp.res;
+	nres = w->resp.nres;
+	slots = w->req.slots;
+	rwqe = w->resp.rwqe;
+	size = w->req.slot_size;
 	memset(w, 0, sizeof(*w));
-	w->res = res;
-	w->nres = nres;
-	w->slots = slots;
-	w->rwqe = rwqe;
-	w->slot_size = size;
+	w->resp.res = res;
+	w->resp.nres = nres;
+	w->req.slots = slots;
+	w->resp.rwqe = rwqe;
+	w->req.slot_size = size;
 	memset(res, 0, nres * sizeof(*res));
 }
 
@@ -122,9 +122,9 @@ void urdma_wire_free(struct urdma_qp *qp)
 
 	if (!w)
 		return;
-	kfree(w->res);
-	kfree(w->rwqe);
-	kvfree(w->slots);
+	kfree(w->resp.res);
+	kfree(w->resp.rwqe);
+	kvfree(w->req.slots);
 	kfree(w);
 	qp->wire = NULL;
 }
@@ -192,7 +192,7 @@ void urdma_send_ack(struct urdma_engine *eng, struct urdma_qp *qp,
 		urdma_count(eng, URDMA_CNT_TX_ERRS);
 		return;
 	}
-	urdma_put_aeth(&tx, URDMA_OP_ACK, syn, qp->wire->msn);
+	urdma_put_aeth(&tx, URDMA_OP_ACK, syn, qp->wire->resp.msn);
 	urdma_wire_send(eng, qp, &tx);
 }
 

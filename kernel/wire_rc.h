@@ -28,8 +28,8 @@ static inline u32 urdma_qp_mtu(const struct urdma_qp *qp)
 
 static inline struct urdma_inflight *urdma_slot(struct urdma_wire *w, u32 idx)
 {
-	return (struct urdma_inflight *)(w->slots + (idx % URDMA_WIRE_WINDOW) *
-					 w->slot_size);
+	return (struct urdma_inflight *)(w->req.slots + (idx % URDMA_WIRE_WINDOW) *
+					 w->req.slot_size);
 }
 
 static inline const struct urdma_send_wqe *

@@ -53,7 +53,7 @@ static u8 urdma_req_opcode(u8 op, bool first, bool last)
 }
 
 /*
- * Send the next packet of in-flight WQE @f at w->off.  Return: 0, or the
+ * Send the next packet of in-flight WQE @f at w->req.off.  Return: 0, or the
  * local completion status that ends the WQE: its memory went bad, or the
  * path MTU fell below the size it was cut into (the WQE fails rather than
  * send a packet the path cannot carry).
@@ -65,7 +65,7 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 	struct urdma_scratch *s = eng->scratch;
 	const struct urdma_send_wqe *wqe = urdma_slot_wqe(f);
 	u32 mtu = f->mtu;
-	u32 pay = 0, psn = w->psn;
+	u32 pay = 0, psn = w->req.psn;
 	bool first, last, ackreq;
 	struct urdma_tx tx;
 	struct urdma_sg dst;
@@ -79,23 +79,23 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 	case URDMA_WQE_RDMA_READ:
 		/*
 		 * One request for what is still missing.  A go-back that
-		 * started at an earlier WQE reaches this READ with w->off 0,
+		 * started at an earlier WQE reaches this READ with w->req.off 0,
 		 * but its first f->got responses are placed already: ask from
 		 * the first missing one, as for the READ the go-back began at
 		 * (a responder takes a duplicate READ at any of its PSNs, see
 		 * urdma_resp_dup(); so does rxe).
 		 */
-		if (!w->off && f->got) {
-			w->off = f->got * mtu;
+		if (!w->req.off && f->got) {
+			w->req.off = f->got * mtu;
 			psn = urdma_psn_add(f->first_psn, f->got);
 		}
 		opcode = URDMA_OP_READ_REQ;
 		if (urdma_wire_pkt(qp, opcode, psn, 0, true, false, &tx))
 			return 0;
 		urdma_put_reth(urdma_tx_hdr(&tx, opcode, URDMA_H_RETH),
-			       wqe->rdma.remote_addr + w->off, wqe->rdma.rkey,
-			       f->len - w->off);
-		w->psn = urdma_psn_add(f->first_psn, f->npsn);
+			       wqe->rdma.remote_addr + w->req.off, wqe->rdma.rkey,
+			       f->len - w->req.off);
+		w->req.psn = urdma_psn_add(f->first_psn, f->npsn);
 		*wqe_sent = true;
 		break;
 	case URDMA_WQE_ATOMIC_CMP_SWP:
@@ -114,7 +114,7 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 					  wqe->atomic.swap :
 					  wqe->atomic.compare_add);
 		a->cmp = cpu_to_be64(wqe->atomic.compare_add);
-		w->psn = urdma_psn_add(psn, 1);
+		w->req.psn = urdma_psn_add(psn, 1);
 		*wqe_sent = true;
 		break;
 	}
@@ -126,7 +126,7 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 		urdma_put_reth(urdma_tx_hdr(&tx, opcode, URDMA_H_RETH),
 			       wqe->atomic.remote_addr, wqe->atomic.rkey, 8);
 		memcpy(tx.payload, &wqe->atomic.compare_add, 8);
-		w->psn = urdma_psn_add(psn, 1);
+		w->req.psn = urdma_psn_add(psn, 1);
 		*wqe_sent = true;
 		break;
 	case URDMA_WQE_FLUSH: {
@@ -143,7 +143,7 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 		urdma_put_reth(urdma_tx_hdr(&tx, opcode, URDMA_H_RETH),
 			       wqe->flush.remote_addr, wqe->flush.rkey,
 			       (u32)min_t(u64, wqe->flush.length, U32_MAX));
-		w->psn = urdma_psn_add(psn, 1);
+		w->req.psn = urdma_psn_add(psn, 1);
 		*wqe_sent = true;
 		break;
 	}
@@ -153,17 +153,17 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 		status = urdma_wqe_gather(eng, qp, 0, &nsrc, &len);
 		if (status)
 			return status;
-		if (WARN_ON_ONCE(w->off > f->len || len != f->len))
+		if (WARN_ON_ONCE(w->req.off > f->len || len != f->len))
 			return IB_WC_LOC_QP_OP_ERR;
-		first = !w->off;
-		pay = min(f->len - w->off, mtu);
+		first = !w->req.off;
+		pay = min(f->len - w->req.off, mtu);
 		if (pay > urdma_qp_mtu(qp))
 			return IB_WC_LOC_QP_OP_ERR;
-		last = w->off + pay >= f->len;
+		last = w->req.off + pay >= f->len;
 		opcode = urdma_req_opcode(wqe->opcode, first, last);
-		ackreq = last || ++w->since_ackreq >= URDMA_ACKREQ_EVERY;
+		ackreq = last || ++w->req.since_ackreq >= URDMA_ACKREQ_EVERY;
 		if (ackreq)
-			w->since_ackreq = 0;
+			w->req.since_ackreq = 0;
 		if (urdma_wire_pkt(qp, opcode, psn, pay, ackreq,
 				   last && (wqe->flags & URDMA_WQE_SOLICITED),
 				   &tx))
@@ -181,7 +181,7 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 			memcpy(urdma_tx_hdr(&tx, opcode, URDMA_H_IETH),
 			       &wqe->ex, 4);
 		if (pay) {
-			urdma_sgl_skip(s->src, nsrc, w->off);
+			urdma_sgl_skip(s->src, nsrc, w->req.off);
 			dst.kva = tx.payload;
 			dst.mr = NULL;
 			dst.len = pay;
@@ -191,20 +191,20 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 				return IB_WC_LOC_QP_OP_ERR;
 			}
 		}
-		w->off += pay;
-		w->psn = urdma_psn_add(psn, 1);
+		w->req.off += pay;
+		w->req.psn = urdma_psn_add(psn, 1);
 		*wqe_sent = last;
 		break;
 	}
-	if (urdma_psn_diff(w->psn, w->psn_max) > 0)
-		w->psn_max = w->psn;
+	if (urdma_psn_diff(w->req.psn, w->req.psn_max) > 0)
+		w->req.psn_max = w->req.psn;
 	urdma_wire_send(eng, qp, &tx);
 	return 0;
 }
 
 /*
  * FLUSH and ATOMIC_WRITE take a responder resource too, until their
- * answer (which completes them through w->acked).
+ * answer (which completes them through w->comp.acked).
  */
 static bool urdma_wqe_takes_res(u8 op)
 {
@@ -218,14 +218,14 @@ static u32 urdma_req_rd_count(struct urdma_qp *qp)
 	struct urdma_wire *w = qp->wire;
 	u32 i, n = 0;
 
-	for (i = qp->sq_cons; i != w->next; i++) {
+	for (i = qp->sq_cons; i != w->req.next; i++) {
 		struct urdma_inflight *f = urdma_slot(w, i);
 		u8 op = urdma_slot_wqe(f)->opcode;
 
 		if (f->done || !urdma_wqe_takes_res(op))
 			continue;
 		if (urdma_wqe_is_rd(op) ||
-		    (f->npsn && urdma_psn_diff(f->first_psn, w->acked) > 0))
+		    (f->npsn && urdma_psn_diff(f->first_psn, w->comp.acked) > 0))
 			n++;
 	}
 	return n;
@@ -251,21 +251,21 @@ static bool urdma_req_start(struct urdma_engine *eng, struct urdma_qp *qp)
 	/* Pairs with the poster's release: WQEs before the index. */
 	u32 prod = smp_load_acquire(&db->sq_prod);
 	struct urdma_inflight *f;
-	bool idle = w->next == qp->sq_cons;
+	bool idle = w->req.next == qp->sq_cons;
 	int nsrc;
 	u64 len;
 
-	if (w->next == prod || w->next - qp->sq_cons >= URDMA_WIRE_WINDOW)
+	if (w->req.next == prod || w->req.next - qp->sq_cons >= URDMA_WIRE_WINDOW)
 		return false;
 	if (prod - qp->sq_cons > qp->sq.nent) {
 		urdma_qp_fatal(qp);
 		return false;
 	}
-	memcpy(s->swqe.raw, urdma_ring_entry(&qp->sq, w->next), qp->sq.stride);
-	f = urdma_slot(w, w->next);
+	memcpy(s->swqe.raw, urdma_ring_entry(&qp->sq, w->req.next), qp->sq.stride);
+	f = urdma_slot(w, w->req.next);
 	memset(f, 0, sizeof(*f));
 	memcpy(f->wqe, s->swqe.raw, qp->sq.stride);
-	f->first_psn = w->psn;
+	f->first_psn = w->req.psn;
 	f->mtu = urdma_qp_mtu(qp);
 
 	if (!urdma_wqe_valid(qp, wqe)) {
@@ -324,9 +324,9 @@ static bool urdma_req_start(struct urdma_engine *eng, struct urdma_qp *qp)
 		 wqe->opcode != URDMA_WQE_RDMA_READ ? 8 : len;
 	f->npsn = urdma_msg_npsn(wqe->opcode, f->len, f->mtu);
 started:
-	if (w->cur == w->next)
-		w->off = 0;
-	w->next++;
+	if (w->req.cur == w->req.next)
+		w->req.off = 0;
+	w->req.next++;
 	return true;
 }
 
@@ -336,19 +336,19 @@ void urdma_req_rewind(struct urdma_qp *qp, u32 psn)
 	struct urdma_wire *w = qp->wire;
 	u32 i;
 
-	for (i = qp->sq_cons; i != w->next; i++) {
+	for (i = qp->sq_cons; i != w->req.next; i++) {
 		struct urdma_inflight *f = urdma_slot(w, i);
 		s32 d = urdma_psn_diff(psn, f->first_psn);
 
 		if (f->done && !f->npsn)
 			continue;
 		if (d >= 0 && d < (s32)f->npsn) {
-			w->cur = i;
-			w->off = d * f->mtu;
+			w->req.cur = i;
+			w->req.off = d * f->mtu;
 			if (urdma_slot_wqe(f)->opcode == URDMA_WQE_RDMA_READ)
 				f->got = d;
-			w->psn = psn;
-			w->since_ackreq = 0;
+			w->req.psn = psn;
+			w->req.since_ackreq = 0;
 			return;
 		}
 	}
@@ -380,9 +380,9 @@ static u64 urdma_rto_ns(const struct urdma_qp *qp)
 VISIBLE_IF_KUNIT u32 urdma_req_resume_psn(struct urdma_qp *qp)
 {
 	struct urdma_wire *w = qp->wire;
-	u32 next = urdma_psn_add(w->acked, 1), i;
+	u32 next = urdma_psn_add(w->comp.acked, 1), i;
 
-	for (i = qp->sq_cons; i != w->next; i++) {
+	for (i = qp->sq_cons; i != w->req.next; i++) {
 		struct urdma_inflight *f = urdma_slot(w, i);
 
 		if (f->done || !f->npsn)
@@ -390,7 +390,7 @@ VISIBLE_IF_KUNIT u32 urdma_req_resume_psn(struct urdma_qp *qp)
 		if (urdma_wqe_is_rd(urdma_slot_wqe(f)->opcode))
 			return urdma_psn_add(f->first_psn, f->got);
 		if (urdma_psn_diff(urdma_psn_add(f->first_psn, f->npsn - 1),
-				   w->acked) > 0)
+				   w->comp.acked) > 0)
 			return urdma_psn_diff(f->first_psn, next) > 0 ?
 			       f->first_psn : next;
 	}
@@ -401,7 +401,7 @@ EXPORT_SYMBOL_IF_KUNIT(urdma_req_resume_psn);
 /* Arm the retransmit timer; progress pushes it out. */
 static void urdma_req_arm(struct urdma_qp *qp)
 {
-	qp->wire->timeout_at = ktime_add_ns(ktime_get(), urdma_rto_ns(qp));
+	qp->wire->req.timeout_at = ktime_add_ns(ktime_get(), urdma_rto_ns(qp));
 }
 
 /*
@@ -414,7 +414,7 @@ static void urdma_req_arm(struct urdma_qp *qp)
  */
 void urdma_req_progress(struct urdma_qp *qp)
 {
-	qp->wire->retry_left = qp->attr.retry_cnt;
+	qp->wire->comp.retry_left = qp->attr.retry_cnt;
 	urdma_req_arm(qp);
 }
 
@@ -426,35 +426,35 @@ int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
 	ktime_t now = ktime_get();
 	int work = 0;
 
-	if (!w->req_init) {
-		w->psn = READ_ONCE(qp->req_psn);
-		w->psn_max = w->psn;
-		w->acked = urdma_psn_add(w->psn, URDMA_PSN_MASK);
-		w->next = qp->sq_cons;
-		w->cur = qp->sq_cons;
-		w->retry_left = qp->attr.retry_cnt;
-		w->rnr_left = qp->attr.rnr_retry;
-		w->req_init = true;
+	if (!w->req.req_init) {
+		w->req.psn = READ_ONCE(qp->req_psn);
+		w->req.psn_max = w->req.psn;
+		w->comp.acked = urdma_psn_add(w->req.psn, URDMA_PSN_MASK);
+		w->req.next = qp->sq_cons;
+		w->req.cur = qp->sq_cons;
+		w->comp.retry_left = qp->attr.retry_cnt;
+		w->comp.rnr_left = qp->attr.rnr_retry;
+		w->req.req_init = true;
 	}
 	work += urdma_req_complete(eng, qp);
 	/* A failed WQE took the QP to ERROR: the rest are flushed, not sent. */
 	if (READ_ONCE(qp->attr.qp_state) != IB_QPS_RTS)
 		return work;
 
-	if (w->rnr_wait) {
-		if (ktime_before(now, w->resume_at)) {
-			if (ktime_before(w->resume_at, eng->deadline))
-				eng->deadline = w->resume_at;
+	if (w->req.rnr_wait) {
+		if (ktime_before(now, w->req.resume_at)) {
+			if (ktime_before(w->req.resume_at, eng->deadline))
+				eng->deadline = w->req.resume_at;
 			return work;
 		}
-		w->rnr_wait = false;
+		w->req.rnr_wait = false;
 		urdma_req_arm(qp);
-	} else if (urdma_is_rc(qp) && qp->sq_cons != w->next &&
-		   ktime_after(now, w->timeout_at)) {
+	} else if (urdma_is_rc(qp) && qp->sq_cons != w->req.next &&
+		   ktime_after(now, w->req.timeout_at)) {
 		/* No progress within the local ACK timeout. */
 		urdma_count(eng, URDMA_CNT_RETRIES);
 		urdma_count(eng, URDMA_CNT_TIMEOUTS);
-		if (!urdma_retry_spend(&w->retry_left, !qp->attr.timeout)) {
+		if (!urdma_retry_spend(&w->comp.retry_left, !qp->attr.timeout)) {
 			urdma_req_fail_oldest(qp, IB_WC_RETRY_EXC_ERR);
 			return work + urdma_req_complete(eng, qp);
 		}
@@ -467,8 +467,8 @@ int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
 		bool sent;
 		u8 status;
 
-		if (w->cur == w->next) {
-			bool was_idle = qp->sq_cons == w->next;
+		if (w->req.cur == w->req.next) {
+			bool was_idle = qp->sq_cons == w->req.next;
 
 			if (!urdma_engine_charge(eng, 0) ||
 			    !urdma_req_start(eng, qp))
@@ -476,7 +476,7 @@ int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
 			if (was_idle)
 				urdma_req_arm(qp);
 		}
-		f = urdma_slot(w, w->cur);
+		f = urdma_slot(w, w->req.cur);
 		if (f->done && f->status != IB_WC_SUCCESS)
 			break;	/* nothing after a failed WQE goes out */
 		if (f->done) {
@@ -484,7 +484,7 @@ int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
 			continue;
 		}
 		if (urdma_is_rc(qp) &&
-		    urdma_psn_diff(w->psn, w->acked) > URDMA_WIRE_PKTS)
+		    urdma_psn_diff(w->req.psn, w->comp.acked) > URDMA_WIRE_PKTS)
 			break;
 		if (!urdma_engine_charge(eng, f->mtu))
 			break;
@@ -498,13 +498,13 @@ int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
 		}
 		work++;
 		if (sent) {
-			w->cur++;
-			w->off = 0;
+			w->req.cur++;
+			w->req.off = 0;
 		}
 	}
 	work += urdma_req_complete(eng, qp);
-	if (urdma_is_rc(qp) && qp->sq_cons != w->next &&
-	    ktime_before(w->timeout_at, eng->deadline))
-		eng->deadline = w->timeout_at;
+	if (urdma_is_rc(qp) && qp->sq_cons != w->req.next &&
+	    ktime_before(w->req.timeout_at, eng->deadline))
+		eng->deadline = w->req.timeout_at;
 	return work;
 }

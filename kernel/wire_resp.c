@@ -27,8 +27,8 @@ static bool urdma_resp_reads_before(const struct urdma_wire *w, u32 psn)
 {
 	u32 i;
 
-	for (i = 0; i < w->nres; i++)
-		if (w->res[i].busy && urdma_psn_diff(w->res[i].psn, psn) < 0)
+	for (i = 0; i < w->resp.nres; i++)
+		if (w->resp.res[i].busy && urdma_psn_diff(w->resp.res[i].psn, psn) < 0)
 			return true;
 	return false;
 }
@@ -46,10 +46,10 @@ static void urdma_resp_nak(struct urdma_engine *eng, struct urdma_qp *qp,
 {
 	struct urdma_wire *w = qp->wire;
 
-	w->in_send = false;
-	w->in_write = false;
+	w->resp.in_send = false;
+	w->resp.in_write = false;
 	if (!urdma_is_rc(qp)) {
-		w->drop_msg = true;
+		w->resp.drop_msg = true;
 		return;
 	}
 	urdma_send_ack(eng, qp, urdma_syn_nak(code), psn);
@@ -63,7 +63,7 @@ static int urdma_resp_send(struct urdma_engine *eng, struct urdma_qp *qp,
 	struct urdma_wire *w = qp->wire;
 	struct urdma_scratch *s = eng->scratch;
 	struct urdma_dev *udev = to_udev(qp->ibqp.device);
-	const struct urdma_recv_wqe *rwqe = (const void *)w->rwqe;
+	const struct urdma_recv_wqe *rwqe = (const void *)w->resp.rwqe;
 	const struct urdma_sge *sge = (const struct urdma_sge *)(rwqe + 1);
 	struct urdma_sg src = { .kva = (void *)pkt->payload,
 				.len = pkt->paylen };
@@ -81,13 +81,13 @@ static int urdma_resp_send(struct urdma_engine *eng, struct urdma_qp *qp,
 			urdma_qp_fatal(qp);
 			return -EIO;
 		}
-		memcpy(w->rwqe, s->rwqe.raw, URDMA_MAX_STRIDE);
+		memcpy(w->resp.rwqe, s->rwqe.raw, URDMA_MAX_STRIDE);
 		if (rwqe->num_sge > max_sge) {
 			cqe.status = IB_WC_LOC_QP_OP_ERR;
 			goto complete;
 		}
-		w->msg_off = 0;
-		w->in_send = true;
+		w->resp.msg_off = 0;
+		w->resp.in_send = true;
 	}
 	cqe.wr_id = rwqe->wr_id;
 	status = urdma_lkey_sgl(udev, urdma_qp_pdn(qp), sge, rwqe->num_sge,
@@ -96,20 +96,20 @@ static int urdma_resp_send(struct urdma_engine *eng, struct urdma_qp *qp,
 		cqe.status = status;
 		goto complete;
 	}
-	if ((u64)w->msg_off + pkt->paylen > room) {
+	if ((u64)w->resp.msg_off + pkt->paylen > room) {
 		cqe.status = IB_WC_LOC_LEN_ERR;
 		goto complete;
 	}
 	if (pkt->paylen) {
-		urdma_sgl_skip(s->dst, nsg, w->msg_off);
+		urdma_sgl_skip(s->dst, nsg, w->resp.msg_off);
 		urdma_copy(s->dst, nsg, &src, 1, pkt->paylen);
 	}
-	w->msg_off += pkt->paylen;
+	w->resp.msg_off += pkt->paylen;
 	if (!(pkt->flags & URDMA_PF_LAST))
 		return 0;
 
 	cqe.opcode = URDMA_CQE_RECV;
-	cqe.byte_len = w->msg_off;
+	cqe.byte_len = w->resp.msg_off;
 	cqe.src_qp = qp->attr.dest_qp_num;
 	if (pkt->flags & URDMA_PF_IMM) {
 		memcpy(&cqe.ex, urdma_pkt_hdr(pkt, URDMA_H_IMM), 4);
@@ -125,12 +125,12 @@ static int urdma_resp_send(struct urdma_engine *eng, struct urdma_qp *qp,
 		}
 		cqe.flags |= URDMA_CQE_INV;
 	}
-	w->in_send = false;
+	w->resp.in_send = false;
 	urdma_complete_recv(eng, qp, &cqe, pkt->se);
 	return 0;
 
 complete:
-	w->in_send = false;
+	w->resp.in_send = false;
 	cqe.opcode = URDMA_CQE_RECV;
 	urdma_complete_recv(eng, qp, &cqe, false);
 	return -EINVAL;
@@ -150,30 +150,30 @@ static int urdma_resp_write(struct urdma_engine *eng, struct urdma_qp *qp,
 		const struct urdma_reth *reth = urdma_pkt_hdr(pkt,
 							       URDMA_H_RETH);
 
-		w->wr_va = be64_to_cpu(reth->va);
-		w->wr_rkey = be32_to_cpu(reth->rkey);
-		w->wr_len = be32_to_cpu(reth->len);
-		w->msg_off = 0;
-		w->in_write = !(pkt->flags & URDMA_PF_LAST);
+		w->resp.wr_va = be64_to_cpu(reth->va);
+		w->resp.wr_rkey = be32_to_cpu(reth->rkey);
+		w->resp.wr_len = be32_to_cpu(reth->len);
+		w->resp.msg_off = 0;
+		w->resp.in_write = !(pkt->flags & URDMA_PF_LAST);
 	} else if (pkt->flags & URDMA_PF_LAST) {
-		w->in_write = false;
+		w->resp.in_write = false;
 	}
-	if ((u64)w->msg_off + pkt->paylen > w->wr_len ||
+	if ((u64)w->resp.msg_off + pkt->paylen > w->resp.wr_len ||
 	    ((pkt->flags & URDMA_PF_LAST) &&
-	     w->msg_off + pkt->paylen != w->wr_len))
+	     w->resp.msg_off + pkt->paylen != w->resp.wr_len))
 		return URDMA_NAK_INV_REQ;
 	if (!(READ_ONCE(qp->attr.qp_access_flags) & IB_ACCESS_REMOTE_WRITE))
 		return URDMA_NAK_INV_REQ;
 	urdma_resp_peer(qp, &peer);
 	if (pkt->paylen) {
-		if (!urdma_rkey_sg(&peer, w->wr_rkey, w->wr_va + w->msg_off,
+		if (!urdma_rkey_sg(&peer, w->resp.wr_rkey, w->resp.wr_va + w->resp.msg_off,
 				   pkt->paylen, IB_ACCESS_REMOTE_WRITE, &dst))
 			return URDMA_NAK_REM_ACCESS;
 		urdma_copy(&dst, 1, &src, 1, pkt->paylen);
-	} else if ((pkt->flags & URDMA_PF_FIRST) && w->wr_len) {
+	} else if ((pkt->flags & URDMA_PF_FIRST) && w->resp.wr_len) {
 		return URDMA_NAK_INV_REQ;
 	}
-	w->msg_off += pkt->paylen;
+	w->resp.msg_off += pkt->paylen;
 	return 0;
 }
 
@@ -185,14 +185,14 @@ static int urdma_resp_write(struct urdma_engine *eng, struct urdma_qp *qp,
 static struct urdma_rd_res *urdma_res_new(struct urdma_qp *qp)
 {
 	struct urdma_wire *w = qp->wire;
-	struct urdma_rd_res *r = &w->res[w->res_next];
+	struct urdma_rd_res *r = &w->resp.res[w->resp.res_next];
 	u32 i;
 
-	for (i = 0; i < w->nres && r->busy; i++) {
-		w->res_next = (w->res_next + 1) % w->nres;
-		r = &w->res[w->res_next];
+	for (i = 0; i < w->resp.nres && r->busy; i++) {
+		w->resp.res_next = (w->resp.res_next + 1) % w->resp.nres;
+		r = &w->resp.res[w->resp.res_next];
 	}
-	w->res_next = (w->res_next + 1) % w->nres;
+	w->resp.res_next = (w->resp.res_next + 1) % w->resp.nres;
 	memset(r, 0, sizeof(*r));
 	r->mtu = urdma_qp_mtu(qp);
 	return r;
@@ -202,8 +202,8 @@ static struct urdma_rd_res *urdma_res_find(struct urdma_wire *w, u32 psn)
 {
 	u32 i;
 
-	for (i = 0; i < w->nres; i++) {
-		struct urdma_rd_res *r = &w->res[i];
+	for (i = 0; i < w->resp.nres; i++) {
+		struct urdma_rd_res *r = &w->resp.res[i];
 		s32 d = urdma_psn_diff(psn, r->psn);
 
 		if (r->npsn && d >= 0 && d < (s32)r->npsn)
@@ -223,7 +223,7 @@ static void urdma_send_atomic_ack(struct urdma_engine *eng,
 			   &tx))
 		return;
 	urdma_put_aeth(&tx, URDMA_OP_ATOMIC_ACK, urdma_syn_ack(),
-		       qp->wire->msn);
+		       qp->wire->resp.msn);
 	ack = urdma_tx_hdr(&tx, op, URDMA_H_ATMACK);
 	ack->orig = cpu_to_be64(r->orig);
 	urdma_wire_send(eng, qp, &tx);
@@ -259,7 +259,7 @@ static int urdma_resp_rd(struct urdma_engine *eng, struct urdma_qp *qp,
 		r->rkey = rkey;
 		r->len = len;
 		r->busy = true;
-		w->epsn = urdma_psn_add(pkt->psn, r->npsn);
+		w->resp.epsn = urdma_psn_add(pkt->psn, r->npsn);
 	} else {
 		const struct urdma_atmeth *a = urdma_pkt_hdr(pkt,
 							      URDMA_H_ATMETH);
@@ -284,8 +284,8 @@ static int urdma_resp_rd(struct urdma_engine *eng, struct urdma_qp *qp,
 		else
 			r->orig = atomic64_fetch_add(be64_to_cpu(a->swap_add),
 						     (atomic64_t *)target);
-		w->epsn = urdma_psn_add(pkt->psn, 1);
-		w->msn++;
+		w->resp.epsn = urdma_psn_add(pkt->psn, 1);
+		w->resp.msn++;
 		urdma_send_atomic_ack(eng, qp, r);
 	}
 	return 0;
@@ -300,9 +300,9 @@ int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp)
 	u32 i;
 
 	urdma_resp_peer(qp, &peer);
-	for (i = 0; i < w->nres && sent < URDMA_WIRE_BUDGET; i++) {
+	for (i = 0; i < w->resp.nres && sent < URDMA_WIRE_BUDGET; i++) {
 		/* Oldest first: the entry after the newest. */
-		struct urdma_rd_res *r = &w->res[(w->res_next + i) % w->nres];
+		struct urdma_rd_res *r = &w->resp.res[(w->resp.res_next + i) % w->resp.nres];
 
 		while (r->busy && sent < URDMA_WIRE_BUDGET) {
 			u32 pay = min(r->len - r->off, r->mtu);
@@ -332,7 +332,7 @@ int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp)
 				return sent;
 			if (urdma_opcodes[URDMA_TR_RC | op].flags &
 			    URDMA_PF_AETH)
-				urdma_put_aeth(&tx, op, urdma_syn_ack(), w->msn);
+				urdma_put_aeth(&tx, op, urdma_syn_ack(), w->resp.msn);
 			if (pay) {
 				dst.kva = tx.payload;
 				dst.mr = NULL;
@@ -401,8 +401,8 @@ static u8 urdma_resp_flush_or_atomic_write(struct urdma_qp *qp,
 		r->psn = pkt->psn;
 		r->npsn = 1;
 		r->busy = true;
-		w->epsn = urdma_psn_add(pkt->psn, 1);
-		w->msn++;
+		w->resp.epsn = urdma_psn_add(pkt->psn, 1);
+		w->resp.msn++;
 		return 0;
 	case IB_WC_REM_ACCESS_ERR:
 		return URDMA_NAK_REM_ACCESS;
@@ -433,9 +433,9 @@ void urdma_resp_dup(struct urdma_engine *eng, struct urdma_qp *qp,
 		return;
 	}
 	/* SEND or WRITE: acknowledge again what has arrived. */
-	w->ack_pending = true;
-	w->ack_syn = urdma_syn_ack();
-	w->ack_psn = urdma_psn_add(w->epsn, URDMA_PSN_MASK);
+	w->resp.ack_pending = true;
+	w->resp.ack_syn = urdma_syn_ack();
+	w->resp.ack_psn = urdma_psn_add(w->resp.epsn, URDMA_PSN_MASK);
 }
 
 /* Whether a packet fits the message state (IBTA 9.7.5.1.2, C9-40..). */
@@ -445,10 +445,10 @@ VISIBLE_IF_KUNIT bool urdma_resp_seq_ok(const struct urdma_wire *w,
 	bool first = pkt->flags & URDMA_PF_FIRST;
 
 	if (pkt->flags & URDMA_PF_SEND && !(pkt->flags & URDMA_PF_WRITE))
-		return w->in_send ? !first : first && !w->in_write;
+		return w->resp.in_send ? !first : first && !w->resp.in_write;
 	if (pkt->flags & URDMA_PF_WRITE)
-		return w->in_write ? !first : first && !w->in_send;
-	return !w->in_send && !w->in_write;
+		return w->resp.in_write ? !first : first && !w->resp.in_send;
+	return !w->resp.in_send && !w->resp.in_write;
 }
 EXPORT_SYMBOL_IF_KUNIT(urdma_resp_seq_ok);
 
@@ -458,23 +458,23 @@ void urdma_resp_rx(struct urdma_engine *eng, struct urdma_qp *qp,
 {
 	struct urdma_wire *w = qp->wire;
 	bool rc = urdma_is_rc(qp);
-	s32 d = urdma_psn_diff(pkt->psn, w->epsn);
+	s32 d = urdma_psn_diff(pkt->psn, w->resp.epsn);
 	int ret = 0;
 
 	if (!rc && d) {
 		/* UC: a lost packet loses the message. */
-		w->in_send = false;
-		w->in_write = false;
-		w->drop_msg = !(pkt->flags & URDMA_PF_FIRST);
-		w->epsn = pkt->psn;
+		w->resp.in_send = false;
+		w->resp.in_write = false;
+		w->resp.drop_msg = !(pkt->flags & URDMA_PF_FIRST);
+		w->resp.epsn = pkt->psn;
 		d = 0;
 	}
 	if (d > 0) {
-		if (!w->nak_sent) {
-			w->nak_sent = true;
+		if (!w->resp.nak_sent) {
+			w->resp.nak_sent = true;
 			urdma_count(eng, URDMA_CNT_SEQ_NAKS_SENT);
 			urdma_send_ack(eng, qp, urdma_syn_nak(URDMA_NAK_PSN_SEQ),
-				       w->epsn);
+				       w->resp.epsn);
 		}
 		return;
 	}
@@ -483,13 +483,13 @@ void urdma_resp_rx(struct urdma_engine *eng, struct urdma_qp *qp,
 		urdma_resp_dup(eng, qp, pkt);
 		return;
 	}
-	w->nak_sent = false;
-	if (w->drop_msg) {
+	w->resp.nak_sent = false;
+	if (w->resp.drop_msg) {
 		if (!(pkt->flags & URDMA_PF_FIRST)) {
-			w->epsn = urdma_psn_add(w->epsn, 1);
+			w->resp.epsn = urdma_psn_add(w->resp.epsn, 1);
 			return;
 		}
-		w->drop_msg = false;
+		w->resp.drop_msg = false;
 	}
 	if (!urdma_resp_seq_ok(w, pkt)) {
 		urdma_resp_nak(eng, qp, pkt->psn, URDMA_NAK_INV_REQ);
@@ -522,7 +522,7 @@ void urdma_resp_rx(struct urdma_engine *eng, struct urdma_qp *qp,
 				.cqe_flags = URDMA_CQE_IMM,
 				.solicited = pkt->se,
 				.rc = rc,
-				.len = w->msg_off,
+				.len = w->resp.msg_off,
 			};
 
 			memcpy(&m.ex, urdma_pkt_hdr(pkt, URDMA_H_IMM), 4);
@@ -535,12 +535,12 @@ void urdma_resp_rx(struct urdma_engine *eng, struct urdma_qp *qp,
 	if (ret == -EAGAIN) {
 		if (pkt->flags & URDMA_PF_WRITE) {
 			/* The retry brings this packet again: undo it. */
-			w->in_write = !(pkt->flags & URDMA_PF_FIRST);
-			w->msg_off -= pkt->paylen;
+			w->resp.in_write = !(pkt->flags & URDMA_PF_FIRST);
+			w->resp.msg_off -= pkt->paylen;
 		}
 		if (!rc) {
-			w->drop_msg = true;
-			w->epsn = urdma_psn_add(w->epsn, 1);
+			w->resp.drop_msg = true;
+			w->resp.epsn = urdma_psn_add(w->resp.epsn, 1);
 			return;
 		}
 		/* RNR NAK: the requester sends this packet again later. */
@@ -559,13 +559,13 @@ void urdma_resp_rx(struct urdma_engine *eng, struct urdma_qp *qp,
 							URDMA_NAK_INV_REQ);
 		return;
 	}
-	w->epsn = urdma_psn_add(pkt->psn, 1);
+	w->resp.epsn = urdma_psn_add(pkt->psn, 1);
 	if (pkt->flags & URDMA_PF_LAST)
-		w->msn++;
+		w->resp.msn++;
 	if (rc && (pkt->ackreq || (pkt->flags & URDMA_PF_LAST))) {
-		w->ack_pending = true;
-		w->ack_syn = urdma_syn_ack();
-		w->ack_psn = pkt->psn;
+		w->resp.ack_pending = true;
+		w->resp.ack_syn = urdma_syn_ack();
+		w->resp.ack_psn = pkt->psn;
 	}
 }
 
@@ -574,9 +574,9 @@ int urdma_resp_flush_ack(struct urdma_engine *eng, struct urdma_qp *qp)
 {
 	struct urdma_wire *w = qp->wire;
 
-	if (!w->ack_pending || urdma_resp_reads_before(w, w->ack_psn))
+	if (!w->resp.ack_pending || urdma_resp_reads_before(w, w->resp.ack_psn))
 		return 0;
-	w->ack_pending = false;
-	urdma_send_ack(eng, qp, w->ack_syn, w->ack_psn);
+	w->resp.ack_pending = false;
+	urdma_send_ack(eng, qp, w->resp.ack_syn, w->resp.ack_psn);
 	return 1;
 }

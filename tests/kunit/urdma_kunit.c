@@ -1856,7 +1856,10 @@ KUNIT_ARRAY_PARAM(urdma_psn, urdma_psn_cases, urdma_psn_case_desc);
 static void urdma_test_psn_outstanding(struct kunit *test)
 {
 	const struct urdma_psn_case *c = test->param_value;
-	struct urdma_wire w = { .acked = c->acked, .psn_max = c->psn_max };
+	struct urdma_wire w = {
+		.comp.acked = c->acked,
+		.req.psn_max = c->psn_max,
+	};
 
 	KUNIT_EXPECT_EQ(test, urdma_req_psn_outstanding(&w, c->psn),
 			c->outstanding);
@@ -1891,14 +1894,14 @@ static struct urdma_qp *urdma_test_inflight_qp(struct kunit *test, u32 base,
 
 	KUNIT_ASSERT_NOT_NULL(test, qp);
 	KUNIT_ASSERT_NOT_NULL(test, w);
-	w->slot_size = ALIGN(sizeof(struct urdma_inflight) +
-			     sizeof(struct urdma_send_wqe), 8);
-	w->slots = kunit_kcalloc(test, URDMA_WIRE_WINDOW, w->slot_size,
-				 GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, w->slots);
+	w->req.slot_size = ALIGN(sizeof(struct urdma_inflight) +
+				 sizeof(struct urdma_send_wqe), 8);
+	w->req.slots = kunit_kcalloc(test, URDMA_WIRE_WINDOW,
+				     w->req.slot_size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, w->req.slots);
 	for (i = 0; i < ARRAY_SIZE(q); i++) {
-		struct urdma_inflight *f = (void *)(w->slots +
-						    i * w->slot_size);
+		struct urdma_inflight *f = (void *)(w->req.slots +
+						    i * w->req.slot_size);
 
 		((struct urdma_send_wqe *)f->wqe)->opcode = q[i].opcode;
 		f->first_psn = urdma_psn_add(base, q[i].psn);
@@ -1911,11 +1914,11 @@ static struct urdma_qp *urdma_test_inflight_qp(struct kunit *test, u32 base,
 	}
 	qp->wire = w;
 	qp->sq_cons = 0;
-	w->next = ARRAY_SIZE(q);
-	w->cur = w->next;
-	w->psn = urdma_psn_add(base, 8);
-	w->psn_max = w->psn;
-	w->since_ackreq = 3;
+	w->req.next = ARRAY_SIZE(q);
+	w->req.cur = w->req.next;
+	w->req.psn = urdma_psn_add(base, 8);
+	w->req.psn_max = w->req.psn;
+	w->req.since_ackreq = 3;
 	return qp;
 }
 
@@ -1955,20 +1958,20 @@ static void urdma_test_rewind(struct kunit *test)
 	const struct urdma_rewind_case *c = test->param_value;
 	struct urdma_qp *qp = urdma_test_inflight_qp(test, c->base, 0);
 	struct urdma_wire *w = qp->wire;
-	struct urdma_inflight *read = (void *)(w->slots + 2 * w->slot_size);
-	u32 psn0 = w->psn;
+	struct urdma_inflight *read = (void *)(w->req.slots + 2 * w->req.slot_size);
+	u32 psn0 = w->req.psn;
 
 	urdma_req_rewind(qp, c->psn);
 	if (!c->moves) {
-		KUNIT_EXPECT_EQ(test, w->cur, 4);
-		KUNIT_EXPECT_EQ(test, w->psn, psn0);
-		KUNIT_EXPECT_EQ(test, w->since_ackreq, 3);
+		KUNIT_EXPECT_EQ(test, w->req.cur, 4);
+		KUNIT_EXPECT_EQ(test, w->req.psn, psn0);
+		KUNIT_EXPECT_EQ(test, w->req.since_ackreq, 3);
 		return;
 	}
-	KUNIT_EXPECT_EQ(test, w->cur, c->cur);
-	KUNIT_EXPECT_EQ(test, w->off, c->off);
-	KUNIT_EXPECT_EQ(test, w->psn, c->psn);
-	KUNIT_EXPECT_EQ(test, w->since_ackreq, 0);
+	KUNIT_EXPECT_EQ(test, w->req.cur, c->cur);
+	KUNIT_EXPECT_EQ(test, w->req.off, c->off);
+	KUNIT_EXPECT_EQ(test, w->req.psn, c->psn);
+	KUNIT_EXPECT_EQ(test, w->req.since_ackreq, 0);
 	KUNIT_EXPECT_EQ(test, read->got, c->read_got);
 }
 
@@ -1980,23 +1983,23 @@ static void urdma_test_resume_psn(struct kunit *test)
 {
 	struct urdma_qp *qp = urdma_test_inflight_qp(test, 100, 0);
 	struct urdma_wire *w = qp->wire;
-	struct urdma_inflight *read = (void *)(w->slots + 2 * w->slot_size);
+	struct urdma_inflight *read = (void *)(w->req.slots + 2 * w->req.slot_size);
 
-	w->acked = 99;			/* nothing acknowledged */
+	w->comp.acked = 99;			/* nothing acknowledged */
 	KUNIT_EXPECT_EQ(test, urdma_req_resume_psn(qp), 100);
-	w->acked = 101;			/* the WRITE's first two packets */
+	w->comp.acked = 101;			/* the WRITE's first two packets */
 	KUNIT_EXPECT_EQ(test, urdma_req_resume_psn(qp), 102);
-	w->acked = 103;			/* the WRITE; the READ unanswered */
+	w->comp.acked = 103;			/* the WRITE; the READ unanswered */
 	KUNIT_EXPECT_EQ(test, urdma_req_resume_psn(qp), 104);
 	read->got = 2;			/* two of its responses placed */
 	KUNIT_EXPECT_EQ(test, urdma_req_resume_psn(qp), 106);
 	read->done = true;		/* the READ complete: the SEND */
 	KUNIT_EXPECT_EQ(test, urdma_req_resume_psn(qp), 107);
-	w->acked = 107;			/* everything */
+	w->comp.acked = 107;			/* everything */
 	KUNIT_EXPECT_EQ(test, urdma_req_resume_psn(qp), 108);
 
 	qp = urdma_test_inflight_qp(test, 0xfffffc, 0);
-	qp->wire->acked = 0xfffffd;	/* across the wrap */
+	qp->wire->comp.acked = 0xfffffd;	/* across the wrap */
 	KUNIT_EXPECT_EQ(test, urdma_req_resume_psn(qp), 0xfffffe);
 }
 
@@ -2040,8 +2043,8 @@ static void urdma_test_resp_seq(struct kunit *test)
 			.flags = urdma_opcodes[URDMA_TR_RC | t[i].op].flags,
 		};
 		struct urdma_wire idle = {};
-		struct urdma_wire in_send = { .in_send = true };
-		struct urdma_wire in_write = { .in_write = true };
+		struct urdma_wire in_send = { .resp.in_send = true };
+		struct urdma_wire in_write = { .resp.in_write = true };
 
 		KUNIT_ASSERT_TRUE_MSG(test, pkt.flags & URDMA_PF_REQ,
 				      "opcode 0x%02x", t[i].op);
