@@ -326,6 +326,154 @@ u8 urdma_exec_local(struct urdma_qp *qp, const struct urdma_send_wqe *wqe)
 	}
 }
 
+/* The local side of a WQE: what it sends, or where its results land. */
+static u8 urdma_exec_gather(struct urdma_engine *eng, struct urdma_qp *qp,
+			    int *nsrc, u64 *len)
+{
+	const struct urdma_send_wqe *wqe = &eng->scratch->swqe.hdr;
+	struct urdma_dev *udev = to_udev(qp->ibqp.device);
+	int access = (wqe->opcode == URDMA_WQE_RDMA_READ ||
+		      wqe->opcode == URDMA_WQE_ATOMIC_CMP_SWP ||
+		      wqe->opcode == URDMA_WQE_ATOMIC_FETCH_ADD) ?
+		     IB_ACCESS_LOCAL_WRITE : 0;
+	u8 status;
+
+	*nsrc = 0;
+	*len = 0;
+	if (wqe->opcode == URDMA_WQE_ATOMIC_WRITE ||
+	    wqe->opcode == URDMA_WQE_FLUSH)
+		return IB_WC_SUCCESS;
+	status = urdma_wqe_gather(eng, qp, access, nsrc, len);
+	if (status)
+		return status;
+	if ((qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) &&
+	    *len > ib_mtu_enum_to_int(urdma_mtu_from_netdev(udev->ndev->mtu)))
+		return IB_WC_LOC_LEN_ERR;
+	return IB_WC_SUCCESS;
+}
+
+/*
+ * The responder's side of each opcode on the local path.  Each returns a
+ * completion status, or -EAGAIN for RNR (no receive WQE yet).  @nsrc and
+ * @len describe the local side, in the scratch area.
+ */
+static int urdma_exec_send(struct urdma_engine *eng, struct urdma_qp *qp,
+			   const struct urdma_peer *peer, int nsrc, u64 len)
+{
+	const struct urdma_send_wqe *wqe = &eng->scratch->swqe.hdr;
+
+	if (wqe->opcode == URDMA_WQE_SEND_INV &&
+	    !urdma_invalidate(peer->qp, wqe->ex, true))
+		return IB_WC_REM_INV_REQ_ERR;
+	return urdma_deliver(eng, qp, peer, wqe, eng->scratch->src, nsrc, len);
+}
+
+static int urdma_exec_write(struct urdma_engine *eng, struct urdma_qp *qp,
+			    const struct urdma_peer *peer, int nsrc, u64 len)
+{
+	struct urdma_scratch *s = eng->scratch;
+	const struct urdma_send_wqe *wqe = &s->swqe.hdr;
+	struct urdma_sg rsg;
+
+	if (len && !urdma_rkey_sg(peer, wqe->rdma.rkey, wqe->rdma.remote_addr,
+				  len, IB_ACCESS_REMOTE_WRITE, &rsg))
+		return IB_WC_REM_ACCESS_ERR;
+	if (len)
+		urdma_copy(&rsg, 1, s->src, nsrc, len);
+	/*
+	 * The immediate consumes a receive WQE after the data landed, as the
+	 * last packet of the message would; an RNR NAK makes the retry write
+	 * the same bytes again.
+	 */
+	if (wqe->opcode == URDMA_WQE_RDMA_WRITE_IMM)
+		return urdma_deliver(eng, qp, peer, wqe, NULL, 0, len);
+	return IB_WC_SUCCESS;
+}
+
+static int urdma_exec_read(struct urdma_engine *eng,
+			   const struct urdma_peer *peer, int nsrc, u64 len)
+{
+	struct urdma_scratch *s = eng->scratch;
+	const struct urdma_send_wqe *wqe = &s->swqe.hdr;
+	struct urdma_sg rsg;
+
+	if (len && !urdma_rkey_sg(peer, wqe->rdma.rkey, wqe->rdma.remote_addr,
+				  len, IB_ACCESS_REMOTE_READ, &rsg))
+		return IB_WC_REM_ACCESS_ERR;
+	if (len)
+		urdma_copy(s->src, nsrc, &rsg, 1, len);
+	return IB_WC_SUCCESS;
+}
+
+static int urdma_exec_atomic(struct urdma_engine *eng,
+			     const struct urdma_peer *peer, int nsrc, u64 len)
+{
+	struct urdma_scratch *s = eng->scratch;
+	const struct urdma_send_wqe *wqe = &s->swqe.hdr;
+	struct urdma_sg rsg;
+	u64 *target;
+	u8 status;
+
+	if (len < 8)
+		return IB_WC_LOC_LEN_ERR;
+	target = urdma_atomic_target(peer, wqe->atomic.remote_addr,
+				     wqe->atomic.rkey, IB_ACCESS_REMOTE_ATOMIC,
+				     &status);
+	if (!target)
+		return status;
+	/* Atomic against the CPUs and every other engine thread. */
+	if (wqe->opcode == URDMA_WQE_ATOMIC_CMP_SWP)
+		s->atomic_orig = cmpxchg64(target, wqe->atomic.compare_add,
+					   wqe->atomic.swap);
+	else
+		s->atomic_orig = atomic64_fetch_add(wqe->atomic.compare_add,
+						    (atomic64_t *)target);
+	rsg.kva = &s->atomic_orig;
+	rsg.mr = NULL;
+	rsg.len = 8;
+	urdma_copy(s->src, nsrc, &rsg, 1, 8);
+	return IB_WC_SUCCESS;
+}
+
+/* The opcode's handler.  *@byte_len: the completion's length. */
+static int urdma_exec_op(struct urdma_engine *eng, struct urdma_qp *qp,
+			 const struct urdma_peer *peer, int nsrc, u64 len,
+			 u32 *byte_len)
+{
+	const struct urdma_send_wqe *wqe = &eng->scratch->swqe.hdr;
+	int ret;
+
+	*byte_len = len;
+	switch (wqe->opcode) {
+	case URDMA_WQE_SEND_INV:
+	case URDMA_WQE_SEND:
+	case URDMA_WQE_SEND_IMM:
+		return urdma_exec_send(eng, qp, peer, nsrc, len);
+	case URDMA_WQE_RDMA_WRITE:
+	case URDMA_WQE_RDMA_WRITE_IMM:
+		return urdma_exec_write(eng, qp, peer, nsrc, len);
+	case URDMA_WQE_RDMA_READ:
+		return urdma_exec_read(eng, peer, nsrc, len);
+	case URDMA_WQE_ATOMIC_CMP_SWP:
+	case URDMA_WQE_ATOMIC_FETCH_ADD:
+		ret = urdma_exec_atomic(eng, peer, nsrc, len);
+		break;
+	case URDMA_WQE_ATOMIC_WRITE:
+		ret = urdma_atomic_write(peer, wqe->atomic.remote_addr,
+					 wqe->atomic.rkey, wqe->atomic.compare_add);
+		break;
+	case URDMA_WQE_FLUSH:
+		return urdma_flush(peer, wqe->flush.type, wqe->flush.level,
+				   wqe->flush.rkey, wqe->flush.remote_addr,
+				   wqe->flush.length);
+	default:
+		return IB_WC_LOC_QP_OP_ERR;
+	}
+	if (ret == IB_WC_SUCCESS)
+		*byte_len = 8;
+	return ret;
+}
+
 /*
  * Execute the WQE in the scratch area.  @status is the requester's
  * completion status for URDMA_EXEC_DONE; @byte_len its length.
@@ -334,14 +482,10 @@ enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 				  struct urdma_qp *qp, u8 *status,
 				  u32 *byte_len)
 {
-	struct urdma_scratch *s = eng->scratch;
-	const struct urdma_send_wqe *wqe = &s->swqe.hdr;
-	struct urdma_dev *udev = to_udev(qp->ibqp.device);
+	const struct urdma_send_wqe *wqe = &eng->scratch->swqe.hdr;
 	struct urdma_peer peer;
-	struct urdma_sg rsg;
 	int nsrc, access, ret;
-	u64 len = 0, orig;
-	u64 *target;
+	u64 len;
 
 	*byte_len = 0;
 	/* Nothing has happened yet: the thread can start it over. */
@@ -352,30 +496,13 @@ enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 		*status = IB_WC_LOC_QP_OP_ERR;
 		return URDMA_EXEC_DONE;
 	}
-
 	if (urdma_wqe_is_local(wqe->opcode)) {
 		*status = urdma_exec_local(qp, wqe);
 		return URDMA_EXEC_DONE;
 	}
-
-	/* The local side: what is sent, or where results land. */
-	access = (wqe->opcode == URDMA_WQE_RDMA_READ ||
-		  wqe->opcode == URDMA_WQE_ATOMIC_CMP_SWP ||
-		  wqe->opcode == URDMA_WQE_ATOMIC_FETCH_ADD) ?
-		 IB_ACCESS_LOCAL_WRITE : 0;
-	if (wqe->opcode == URDMA_WQE_ATOMIC_WRITE ||
-	    wqe->opcode == URDMA_WQE_FLUSH) {
-		nsrc = 0;
-	} else {
-		*status = urdma_wqe_gather(eng, qp, access, &nsrc, &len);
-		if (*status)
-			return URDMA_EXEC_DONE;
-	}
-	if ((qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) &&
-	    len > ib_mtu_enum_to_int(urdma_mtu_from_netdev(udev->ndev->mtu))) {
-		*status = IB_WC_LOC_LEN_ERR;
+	*status = urdma_exec_gather(eng, qp, &nsrc, &len);
+	if (*status)
 		return URDMA_EXEC_DONE;
-	}
 
 	/* The remote side. */
 	ret = urdma_find_peer(qp, wqe, &peer);
@@ -392,116 +519,24 @@ enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 		*byte_len = len;
 		return URDMA_EXEC_DONE;
 	}
-	if (ret) {
-		if (qp->ibqp.qp_type != IB_QPT_RC) {
-			/* Unreliable: the message is simply lost. */
-			*status = IB_WC_SUCCESS;
-			*byte_len = len;
-			return URDMA_EXEC_DONE;
-		}
+	if (ret && qp->ibqp.qp_type == IB_QPT_RC)
 		return URDMA_EXEC_NO_PEER;
-	}
-	/* UD: a message with the wrong Q_Key is dropped (IBTA 10.2.5). */
-	if ((peer.qp->ibqp.qp_type == IB_QPT_UD ||
-	     peer.qp->ibqp.qp_type == IB_QPT_GSI) &&
-	    !urdma_ud_qkey_ok(peer.qp, urdma_wqe_qkey(qp, wqe))) {
+	/*
+	 * Unreliable, and nobody answers; or UD with the wrong Q_Key (IBTA
+	 * 10.2.5): the message is simply lost.
+	 */
+	if (ret || ((peer.qp->ibqp.qp_type == IB_QPT_UD ||
+		     peer.qp->ibqp.qp_type == IB_QPT_GSI) &&
+		    !urdma_ud_qkey_ok(peer.qp, urdma_wqe_qkey(qp, wqe)))) {
 		*status = IB_WC_SUCCESS;
 		*byte_len = len;
 		return URDMA_EXEC_DONE;
 	}
 	access = urdma_resp_qp_access(wqe->opcode);
-	if (access && !(READ_ONCE(peer.qp->attr.qp_access_flags) & access)) {
-		urdma_qp_set_error(peer.qp);
-		*status = IB_WC_REM_INV_REQ_ERR;
-		return URDMA_EXEC_DONE;
-	}
-
-	*byte_len = len;
-	switch (wqe->opcode) {
-	case URDMA_WQE_SEND_INV:
-		if (!urdma_invalidate(peer.qp, wqe->ex, true)) {
-			urdma_qp_set_error(peer.qp);
-			*status = IB_WC_REM_INV_REQ_ERR;
-			return URDMA_EXEC_DONE;
-		}
-		fallthrough;
-	case URDMA_WQE_SEND:
-	case URDMA_WQE_SEND_IMM:
-		ret = urdma_deliver(eng, qp, &peer, wqe, s->src, nsrc, len);
-		break;
-	case URDMA_WQE_RDMA_WRITE:
-	case URDMA_WQE_RDMA_WRITE_IMM:
-		if (len && !urdma_rkey_sg(&peer, wqe->rdma.rkey,
-					  wqe->rdma.remote_addr, len,
-					  IB_ACCESS_REMOTE_WRITE, &rsg)) {
-			ret = IB_WC_REM_ACCESS_ERR;
-			break;
-		}
-		if (len)
-			urdma_copy(&rsg, 1, s->src, nsrc, len);
-		/*
-		 * The immediate consumes a receive WQE after the data landed,
-		 * as the last packet of the message would; an RNR NAK makes
-		 * the retry write the same bytes again.
-		 */
-		ret = IB_WC_SUCCESS;
-		if (wqe->opcode == URDMA_WQE_RDMA_WRITE_IMM)
-			ret = urdma_deliver(eng, qp, &peer, wqe, NULL, 0, len);
-		break;
-	case URDMA_WQE_RDMA_READ:
-		if (len && !urdma_rkey_sg(&peer, wqe->rdma.rkey,
-					  wqe->rdma.remote_addr, len,
-					  IB_ACCESS_REMOTE_READ, &rsg)) {
-			ret = IB_WC_REM_ACCESS_ERR;
-			break;
-		}
-		if (len)
-			urdma_copy(s->src, nsrc, &rsg, 1, len);
-		ret = IB_WC_SUCCESS;
-		break;
-	case URDMA_WQE_ATOMIC_CMP_SWP:
-	case URDMA_WQE_ATOMIC_FETCH_ADD:
-		if (len < 8) {
-			ret = IB_WC_LOC_LEN_ERR;
-			break;
-		}
-		target = urdma_atomic_target(&peer, wqe->atomic.remote_addr,
-					     wqe->atomic.rkey,
-					     IB_ACCESS_REMOTE_ATOMIC, status);
-		if (!target) {
-			ret = *status;
-			break;
-		}
-		/* Atomic against the CPUs and every other engine thread. */
-		if (wqe->opcode == URDMA_WQE_ATOMIC_CMP_SWP)
-			orig = cmpxchg64(target, wqe->atomic.compare_add,
-					 wqe->atomic.swap);
-		else
-			orig = atomic64_fetch_add(wqe->atomic.compare_add,
-						  (atomic64_t *)target);
-		s->atomic_orig = orig;
-		rsg.kva = &s->atomic_orig;
-		rsg.mr = NULL;
-		rsg.len = 8;
-		urdma_copy(s->src, nsrc, &rsg, 1, 8);
-		*byte_len = 8;
-		ret = IB_WC_SUCCESS;
-		break;
-	case URDMA_WQE_ATOMIC_WRITE:
-		ret = urdma_atomic_write(&peer, wqe->atomic.remote_addr,
-					 wqe->atomic.rkey, wqe->atomic.compare_add);
-		if (ret == IB_WC_SUCCESS)
-			*byte_len = 8;
-		break;
-	case URDMA_WQE_FLUSH:
-		ret = urdma_flush(&peer, wqe->flush.type, wqe->flush.level,
-				  wqe->flush.rkey, wqe->flush.remote_addr,
-				  wqe->flush.length);
-		break;
-	default:
-		ret = IB_WC_LOC_QP_OP_ERR;
-		break;
-	}
+	if (access && !(READ_ONCE(peer.qp->attr.qp_access_flags) & access))
+		ret = IB_WC_REM_INV_REQ_ERR;
+	else
+		ret = urdma_exec_op(eng, qp, &peer, nsrc, len, byte_len);
 	if (ret == -EAGAIN)
 		return URDMA_EXEC_RNR;
 	if (ret == IB_WC_REM_ACCESS_ERR || ret == IB_WC_REM_INV_REQ_ERR)
