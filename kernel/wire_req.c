@@ -53,6 +53,165 @@ static u8 urdma_req_opcode(u8 op, bool first, bool last)
 }
 
 /*
+ * The builders of a request packet for in-flight WQE @f, one per kind.
+ * Each fills @tx at the PSN the requester is at (w->req.psn) and moves that
+ * past it.  Return: false if no packet could be allocated (the engine
+ * tries again on a later turn).
+ */
+static bool urdma_req_read_pkt(struct urdma_qp *qp, struct urdma_inflight *f,
+			       struct urdma_tx *tx)
+{
+	struct urdma_wire *w = qp->wire;
+	const struct urdma_send_wqe *wqe = urdma_slot_wqe(f);
+	u8 opcode = URDMA_OP_READ_REQ;
+	u32 psn = w->req.psn;
+
+	/*
+	 * One request for what is still missing.  A go-back that started at
+	 * an earlier WQE reaches this READ with w->req.off 0, but its first
+	 * f->got responses are placed already: ask from the first missing
+	 * one, as for the READ the go-back began at (a responder takes a
+	 * duplicate READ at any of its PSNs, see urdma_resp_dup(); so does
+	 * rxe).
+	 */
+	if (!w->req.off && f->got) {
+		w->req.off = f->got * f->mtu;
+		psn = urdma_psn_add(f->first_psn, f->got);
+	}
+	if (urdma_wire_pkt(qp, opcode, psn, 0, true, false, tx))
+		return false;
+	urdma_put_reth(urdma_tx_hdr(tx, opcode, URDMA_H_RETH),
+		       wqe->rdma.remote_addr + w->req.off, wqe->rdma.rkey,
+		       f->len - w->req.off);
+	w->req.psn = urdma_psn_add(f->first_psn, f->npsn);
+	return true;
+}
+
+static bool urdma_req_atomic_pkt(struct urdma_qp *qp,
+				 struct urdma_inflight *f, struct urdma_tx *tx)
+{
+	struct urdma_wire *w = qp->wire;
+	const struct urdma_send_wqe *wqe = urdma_slot_wqe(f);
+	bool cmp_swp = wqe->opcode == URDMA_WQE_ATOMIC_CMP_SWP;
+	u8 opcode = cmp_swp ? URDMA_OP_CMP_SWP : URDMA_OP_FETCH_ADD;
+	struct urdma_atmeth *a;
+
+	if (urdma_wire_pkt(qp, opcode, w->req.psn, 0, true, false, tx))
+		return false;
+	a = urdma_tx_hdr(tx, opcode, URDMA_H_ATMETH);
+	a->va = cpu_to_be64(wqe->atomic.remote_addr);
+	a->rkey = cpu_to_be32(wqe->atomic.rkey);
+	a->swap_add = cpu_to_be64(cmp_swp ? wqe->atomic.swap :
+					    wqe->atomic.compare_add);
+	a->cmp = cpu_to_be64(wqe->atomic.compare_add);
+	w->req.psn = urdma_psn_add(w->req.psn, 1);
+	return true;
+}
+
+/* ATOMIC_WRITE: RETH for 8 bytes; the value, as it lies in memory. */
+static bool urdma_req_atomic_write_pkt(struct urdma_qp *qp,
+				       struct urdma_inflight *f,
+				       struct urdma_tx *tx)
+{
+	struct urdma_wire *w = qp->wire;
+	const struct urdma_send_wqe *wqe = urdma_slot_wqe(f);
+	u8 opcode = URDMA_OP_ATOMIC_WRITE;
+
+	if (urdma_wire_pkt(qp, opcode, w->req.psn, 8, true, false, tx))
+		return false;
+	urdma_put_reth(urdma_tx_hdr(tx, opcode, URDMA_H_RETH),
+		       wqe->atomic.remote_addr, wqe->atomic.rkey, 8);
+	memcpy(tx->payload, &wqe->atomic.compare_add, 8);
+	w->req.psn = urdma_psn_add(w->req.psn, 1);
+	return true;
+}
+
+static bool urdma_req_flush_pkt(struct urdma_qp *qp, struct urdma_inflight *f,
+				struct urdma_tx *tx)
+{
+	struct urdma_wire *w = qp->wire;
+	const struct urdma_send_wqe *wqe = urdma_slot_wqe(f);
+	u8 opcode = URDMA_OP_FLUSH;
+	struct urdma_feth *feth;
+
+	if (urdma_wire_pkt(qp, opcode, w->req.psn, 0, true, false, tx))
+		return false;
+	feth = urdma_tx_hdr(tx, opcode, URDMA_H_FETH);
+	feth->w = cpu_to_be32(FIELD_PREP(URDMA_FETH_SEL, wqe->flush.level) |
+			      FIELD_PREP(URDMA_FETH_PLT, wqe->flush.type));
+	urdma_put_reth(urdma_tx_hdr(tx, opcode, URDMA_H_RETH),
+		       wqe->flush.remote_addr, wqe->flush.rkey,
+		       (u32)min_t(u64, wqe->flush.length, U32_MAX));
+	w->req.psn = urdma_psn_add(w->req.psn, 1);
+	return true;
+}
+
+/*
+ * SEND or WRITE: the next packet of the message at w->req.off, its data
+ * gathered again from the WQE's copy.  *@built: a packet is in @tx;
+ * *@last: it is the message's last.  Return: 0, or the local completion
+ * status that ends the WQE.
+ */
+static u8 urdma_req_data_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
+			     struct urdma_inflight *f, struct urdma_tx *tx,
+			     bool *built, bool *last)
+{
+	struct urdma_wire *w = qp->wire;
+	struct urdma_scratch *s = eng->scratch;
+	const struct urdma_send_wqe *wqe = urdma_slot_wqe(f);
+	u32 pay, hdrs, psn = w->req.psn;
+	struct urdma_sg dst;
+	bool first, ackreq;
+	u8 opcode, status;
+	int nsrc;
+	u64 len;
+
+	*built = false;
+	memcpy(s->swqe.raw, f->wqe, qp->sq.stride);
+	status = urdma_wqe_gather(eng, qp, 0, &nsrc, &len);
+	if (status)
+		return status;
+	if (WARN_ON_ONCE(w->req.off > f->len || len != f->len))
+		return IB_WC_LOC_QP_OP_ERR;
+	first = !w->req.off;
+	pay = min(f->len - w->req.off, f->mtu);
+	if (pay > urdma_qp_mtu(qp))
+		return IB_WC_LOC_QP_OP_ERR;
+	*last = w->req.off + pay >= f->len;
+	opcode = urdma_req_opcode(wqe->opcode, first, *last);
+	ackreq = *last || ++w->req.since_ackreq >= URDMA_ACKREQ_EVERY;
+	if (ackreq)
+		w->req.since_ackreq = 0;
+	if (urdma_wire_pkt(qp, opcode, psn, pay, ackreq,
+			   *last && (wqe->flags & URDMA_WQE_SOLICITED), tx))
+		return 0;
+	/* RC and UC lay out their headers alike: RC's table row. */
+	hdrs = urdma_opcodes[URDMA_TR_RC | opcode].flags;
+	if (hdrs & URDMA_PF_RETH)
+		urdma_put_reth(urdma_tx_hdr(tx, opcode, URDMA_H_RETH),
+			       wqe->rdma.remote_addr, wqe->rdma.rkey, f->len);
+	if (hdrs & URDMA_PF_IMM)
+		memcpy(urdma_tx_hdr(tx, opcode, URDMA_H_IMM), &wqe->ex, 4);
+	else if (hdrs & URDMA_PF_IETH)
+		memcpy(urdma_tx_hdr(tx, opcode, URDMA_H_IETH), &wqe->ex, 4);
+	if (pay) {
+		urdma_sgl_skip(s->src, nsrc, w->req.off);
+		dst.kva = tx->payload;
+		dst.mr = NULL;
+		dst.len = pay;
+		/* Never a payload it did not write. */
+		if (!urdma_copy(&dst, 1, s->src, nsrc, pay)) {
+			kfree_skb(tx->skb);
+			return IB_WC_LOC_QP_OP_ERR;
+		}
+	}
+	w->req.off += pay;
+	w->req.psn = urdma_psn_add(psn, 1);
+	*built = true;
+	return 0;
+}
+
+/*
  * Send the next packet of in-flight WQE @f at w->req.off.  Return: 0, or the
  * local completion status that ends the WQE: its memory went bad, or the
  * path MTU fell below the size it was cut into (the WQE fails rather than
@@ -62,140 +221,38 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 			struct urdma_inflight *f, bool *wqe_sent)
 {
 	struct urdma_wire *w = qp->wire;
-	struct urdma_scratch *s = eng->scratch;
-	const struct urdma_send_wqe *wqe = urdma_slot_wqe(f);
-	u32 mtu = f->mtu;
-	u32 pay = 0, psn = w->req.psn;
-	bool first, last, ackreq;
 	struct urdma_tx tx;
-	struct urdma_sg dst;
-	u8 opcode, status;
-	u32 hdrs;
-	int nsrc;
-	u64 len;
+	bool built, last;
+	u8 status;
 
 	*wqe_sent = false;
-	switch (wqe->opcode) {
+	switch (urdma_slot_wqe(f)->opcode) {
 	case URDMA_WQE_RDMA_READ:
-		/*
-		 * One request for what is still missing.  A go-back that
-		 * started at an earlier WQE reaches this READ with w->req.off 0,
-		 * but its first f->got responses are placed already: ask from
-		 * the first missing one, as for the READ the go-back began at
-		 * (a responder takes a duplicate READ at any of its PSNs, see
-		 * urdma_resp_dup(); so does rxe).
-		 */
-		if (!w->req.off && f->got) {
-			w->req.off = f->got * mtu;
-			psn = urdma_psn_add(f->first_psn, f->got);
-		}
-		opcode = URDMA_OP_READ_REQ;
-		if (urdma_wire_pkt(qp, opcode, psn, 0, true, false, &tx))
-			return 0;
-		urdma_put_reth(urdma_tx_hdr(&tx, opcode, URDMA_H_RETH),
-			       wqe->rdma.remote_addr + w->req.off, wqe->rdma.rkey,
-			       f->len - w->req.off);
-		w->req.psn = urdma_psn_add(f->first_psn, f->npsn);
-		*wqe_sent = true;
+		built = urdma_req_read_pkt(qp, f, &tx);
+		last = true;
 		break;
 	case URDMA_WQE_ATOMIC_CMP_SWP:
-	case URDMA_WQE_ATOMIC_FETCH_ADD: {
-		struct urdma_atmeth *a;
-
-		opcode = wqe->opcode == URDMA_WQE_ATOMIC_CMP_SWP ?
-			 URDMA_OP_CMP_SWP : URDMA_OP_FETCH_ADD;
-		if (urdma_wire_pkt(qp, opcode, psn, 0, true, false, &tx))
-			return 0;
-		a = urdma_tx_hdr(&tx, opcode, URDMA_H_ATMETH);
-		a->va = cpu_to_be64(wqe->atomic.remote_addr);
-		a->rkey = cpu_to_be32(wqe->atomic.rkey);
-		a->swap_add = cpu_to_be64(wqe->opcode ==
-					  URDMA_WQE_ATOMIC_CMP_SWP ?
-					  wqe->atomic.swap :
-					  wqe->atomic.compare_add);
-		a->cmp = cpu_to_be64(wqe->atomic.compare_add);
-		w->req.psn = urdma_psn_add(psn, 1);
-		*wqe_sent = true;
+	case URDMA_WQE_ATOMIC_FETCH_ADD:
+		built = urdma_req_atomic_pkt(qp, f, &tx);
+		last = true;
 		break;
-	}
 	case URDMA_WQE_ATOMIC_WRITE:
-		/* RETH for 8 bytes; the value, as it lies in memory. */
-		opcode = URDMA_OP_ATOMIC_WRITE;
-		if (urdma_wire_pkt(qp, opcode, psn, 8, true, false, &tx))
-			return 0;
-		urdma_put_reth(urdma_tx_hdr(&tx, opcode, URDMA_H_RETH),
-			       wqe->atomic.remote_addr, wqe->atomic.rkey, 8);
-		memcpy(tx.payload, &wqe->atomic.compare_add, 8);
-		w->req.psn = urdma_psn_add(psn, 1);
-		*wqe_sent = true;
+		built = urdma_req_atomic_write_pkt(qp, f, &tx);
+		last = true;
 		break;
-	case URDMA_WQE_FLUSH: {
-		struct urdma_feth *feth;
-
-		opcode = URDMA_OP_FLUSH;
-		if (urdma_wire_pkt(qp, opcode, psn, 0, true, false, &tx))
-			return 0;
-		feth = urdma_tx_hdr(&tx, opcode, URDMA_H_FETH);
-		feth->w = cpu_to_be32(FIELD_PREP(URDMA_FETH_SEL,
-						 wqe->flush.level) |
-				      FIELD_PREP(URDMA_FETH_PLT,
-						 wqe->flush.type));
-		urdma_put_reth(urdma_tx_hdr(&tx, opcode, URDMA_H_RETH),
-			       wqe->flush.remote_addr, wqe->flush.rkey,
-			       (u32)min_t(u64, wqe->flush.length, U32_MAX));
-		w->req.psn = urdma_psn_add(psn, 1);
-		*wqe_sent = true;
+	case URDMA_WQE_FLUSH:
+		built = urdma_req_flush_pkt(qp, f, &tx);
+		last = true;
 		break;
-	}
 	default:
-		/* SEND or WRITE: the data, gathered again from the copy. */
-		memcpy(s->swqe.raw, f->wqe, qp->sq.stride);
-		status = urdma_wqe_gather(eng, qp, 0, &nsrc, &len);
+		status = urdma_req_data_pkt(eng, qp, f, &tx, &built, &last);
 		if (status)
 			return status;
-		if (WARN_ON_ONCE(w->req.off > f->len || len != f->len))
-			return IB_WC_LOC_QP_OP_ERR;
-		first = !w->req.off;
-		pay = min(f->len - w->req.off, mtu);
-		if (pay > urdma_qp_mtu(qp))
-			return IB_WC_LOC_QP_OP_ERR;
-		last = w->req.off + pay >= f->len;
-		opcode = urdma_req_opcode(wqe->opcode, first, last);
-		ackreq = last || ++w->req.since_ackreq >= URDMA_ACKREQ_EVERY;
-		if (ackreq)
-			w->req.since_ackreq = 0;
-		if (urdma_wire_pkt(qp, opcode, psn, pay, ackreq,
-				   last && (wqe->flags & URDMA_WQE_SOLICITED),
-				   &tx))
-			return 0;
-		/* RC and UC lay out their headers alike: RC's table row. */
-		hdrs = urdma_opcodes[URDMA_TR_RC | opcode].flags;
-		if (hdrs & URDMA_PF_RETH)
-			urdma_put_reth(urdma_tx_hdr(&tx, opcode, URDMA_H_RETH),
-				       wqe->rdma.remote_addr, wqe->rdma.rkey,
-				       f->len);
-		if (hdrs & URDMA_PF_IMM)
-			memcpy(urdma_tx_hdr(&tx, opcode, URDMA_H_IMM),
-			       &wqe->ex, 4);
-		else if (hdrs & URDMA_PF_IETH)
-			memcpy(urdma_tx_hdr(&tx, opcode, URDMA_H_IETH),
-			       &wqe->ex, 4);
-		if (pay) {
-			urdma_sgl_skip(s->src, nsrc, w->req.off);
-			dst.kva = tx.payload;
-			dst.mr = NULL;
-			dst.len = pay;
-			/* Never a payload it did not write. */
-			if (!urdma_copy(&dst, 1, s->src, nsrc, pay)) {
-				kfree_skb(tx.skb);
-				return IB_WC_LOC_QP_OP_ERR;
-			}
-		}
-		w->req.off += pay;
-		w->req.psn = urdma_psn_add(psn, 1);
-		*wqe_sent = last;
 		break;
 	}
+	if (!built)
+		return 0;
+	*wqe_sent = last;
 	if (urdma_psn_diff(w->req.psn, w->req.psn_max) > 0)
 		w->req.psn_max = w->req.psn;
 	urdma_wire_send(eng, qp, &tx);
