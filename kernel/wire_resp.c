@@ -452,16 +452,19 @@ VISIBLE_IF_KUNIT bool urdma_resp_seq_ok(const struct urdma_wire *w,
 }
 EXPORT_SYMBOL_IF_KUNIT(urdma_resp_seq_ok);
 
-/* A request packet at the responder. */
-void urdma_resp_rx(struct urdma_engine *eng, struct urdma_qp *qp,
-		   const struct urdma_pkt *pkt)
+/*
+ * Whether a request at the responder is the one it expects (RC), or starts
+ * over after a loss (UC).  An early PSN is a duplicate, answered again; a
+ * later one draws one sequence NAK; a UC message that lost a packet is
+ * skipped to its end.  Return: true if the packet is to be executed.
+ */
+static bool urdma_resp_in_order(struct urdma_engine *eng, struct urdma_qp *qp,
+				const struct urdma_pkt *pkt)
 {
 	struct urdma_wire *w = qp->wire;
-	bool rc = urdma_is_rc(qp);
 	s32 d = urdma_psn_diff(pkt->psn, w->resp.epsn);
-	int ret = 0;
 
-	if (!rc && d) {
+	if (!urdma_is_rc(qp) && d) {
 		/* UC: a lost packet loses the message. */
 		w->resp.in_send = false;
 		w->resp.in_write = false;
@@ -476,26 +479,87 @@ void urdma_resp_rx(struct urdma_engine *eng, struct urdma_qp *qp,
 			urdma_send_ack(eng, qp, urdma_syn_nak(URDMA_NAK_PSN_SEQ),
 				       w->resp.epsn);
 		}
-		return;
+		return false;
 	}
 	if (d < 0) {
 		urdma_count(eng, URDMA_CNT_DUP_REQS);
 		urdma_resp_dup(eng, qp, pkt);
-		return;
+		return false;
 	}
 	w->resp.nak_sent = false;
 	if (w->resp.drop_msg) {
 		if (!(pkt->flags & URDMA_PF_FIRST)) {
 			w->resp.epsn = urdma_psn_add(w->resp.epsn, 1);
-			return;
+			return false;
 		}
 		w->resp.drop_msg = false;
 	}
+	return true;
+}
+
+/*
+ * What a SEND packet, or the last packet of a WRITE_WITH_IMM (its data
+ * placed already), puts into a receive WQE.  Return: 0 (also for any other
+ * WRITE packet), a completion status, or -EAGAIN for RNR.
+ */
+static int urdma_resp_recv(struct urdma_engine *eng, struct urdma_qp *qp,
+			   const struct urdma_pkt *pkt)
+{
+	struct urdma_msg m = {
+		.src_qp = qp->attr.dest_qp_num,
+		.cqe_opcode = URDMA_CQE_RECV_RDMA_IMM,
+		.cqe_flags = URDMA_CQE_IMM,
+		.solicited = pkt->se,
+		.rc = urdma_is_rc(qp),
+	};
+
+	if (!(pkt->flags & URDMA_PF_WRITE))
+		return urdma_resp_send(eng, qp, pkt);
+	if (!(pkt->flags & URDMA_PF_SEND))
+		return 0;
+	m.len = qp->wire->resp.msg_off;
+	memcpy(&m.ex, urdma_pkt_hdr(pkt, URDMA_H_IMM), 4);
+	return urdma_recv_msg(eng, qp, to_udev(qp->ibqp.device), &m);
+}
+
+/* No receive WQE for the packet: an RNR NAK (RC), or the message is lost. */
+static void urdma_resp_rnr(struct urdma_engine *eng, struct urdma_qp *qp,
+			   const struct urdma_pkt *pkt)
+{
+	struct urdma_wire *w = qp->wire;
+
+	if (pkt->flags & URDMA_PF_WRITE) {
+		/* The retry brings this packet again: undo it. */
+		w->resp.in_write = !(pkt->flags & URDMA_PF_FIRST);
+		w->resp.msg_off -= pkt->paylen;
+	}
+	if (!urdma_is_rc(qp)) {
+		w->resp.drop_msg = true;
+		w->resp.epsn = urdma_psn_add(w->resp.epsn, 1);
+		return;
+	}
+	/* RNR NAK: the requester sends this packet again later. */
+	urdma_count(eng, URDMA_CNT_RNR_WAITS);
+	urdma_send_ack(eng, qp,
+		       FIELD_PREP(URDMA_SYN_TYPE, URDMA_SYN_RNR) |
+		       FIELD_PREP(URDMA_SYN_VAL,
+				  READ_ONCE(qp->attr.min_rnr_timer)),
+		       pkt->psn);
+}
+
+/* A request packet at the responder. */
+void urdma_resp_rx(struct urdma_engine *eng, struct urdma_qp *qp,
+		   const struct urdma_pkt *pkt)
+{
+	struct urdma_wire *w = qp->wire;
+	int ret;
+
+	if (!urdma_resp_in_order(eng, qp, pkt))
+		return;
 	if (!urdma_resp_seq_ok(w, pkt)) {
 		urdma_resp_nak(eng, qp, pkt->psn, URDMA_NAK_INV_REQ);
 		return;
 	}
-
 	if (pkt->flags & (URDMA_PF_READ | URDMA_PF_ATOMIC)) {
 		ret = urdma_resp_rd(eng, qp, pkt);
 		if (ret)
@@ -514,42 +578,10 @@ void urdma_resp_rx(struct urdma_engine *eng, struct urdma_qp *qp,
 			urdma_resp_nak(eng, qp, pkt->psn, ret);
 			return;
 		}
-		if (pkt->flags & URDMA_PF_SEND) {
-			/* WRITE_WITH_IMM: the immediate takes a receive WQE. */
-			struct urdma_msg m = {
-				.src_qp = qp->attr.dest_qp_num,
-				.cqe_opcode = URDMA_CQE_RECV_RDMA_IMM,
-				.cqe_flags = URDMA_CQE_IMM,
-				.solicited = pkt->se,
-				.rc = rc,
-				.len = w->resp.msg_off,
-			};
-
-			memcpy(&m.ex, urdma_pkt_hdr(pkt, URDMA_H_IMM), 4);
-			ret = urdma_recv_msg(eng, qp, to_udev(qp->ibqp.device),
-					     &m);
-		}
-	} else {
-		ret = urdma_resp_send(eng, qp, pkt);
 	}
+	ret = urdma_resp_recv(eng, qp, pkt);
 	if (ret == -EAGAIN) {
-		if (pkt->flags & URDMA_PF_WRITE) {
-			/* The retry brings this packet again: undo it. */
-			w->resp.in_write = !(pkt->flags & URDMA_PF_FIRST);
-			w->resp.msg_off -= pkt->paylen;
-		}
-		if (!rc) {
-			w->resp.drop_msg = true;
-			w->resp.epsn = urdma_psn_add(w->resp.epsn, 1);
-			return;
-		}
-		/* RNR NAK: the requester sends this packet again later. */
-		urdma_count(eng, URDMA_CNT_RNR_WAITS);
-		urdma_send_ack(eng, qp,
-			       FIELD_PREP(URDMA_SYN_TYPE, URDMA_SYN_RNR) |
-			       FIELD_PREP(URDMA_SYN_VAL,
-					  READ_ONCE(qp->attr.min_rnr_timer)),
-			       pkt->psn);
+		urdma_resp_rnr(eng, qp, pkt);
 		return;
 	}
 	if (ret) {
@@ -562,7 +594,7 @@ void urdma_resp_rx(struct urdma_engine *eng, struct urdma_qp *qp,
 	w->resp.epsn = urdma_psn_add(pkt->psn, 1);
 	if (pkt->flags & URDMA_PF_LAST)
 		w->resp.msn++;
-	if (rc && (pkt->ackreq || (pkt->flags & URDMA_PF_LAST))) {
+	if (urdma_is_rc(qp) && (pkt->ackreq || (pkt->flags & URDMA_PF_LAST))) {
 		w->resp.ack_pending = true;
 		w->resp.ack_syn = urdma_syn_ack();
 		w->resp.ack_psn = pkt->psn;
