@@ -368,17 +368,22 @@ static int urdma_exec_send(struct urdma_engine *eng, struct urdma_qp *qp,
 	return urdma_deliver(eng, qp, peer, wqe, eng->scratch->src, nsrc, len);
 }
 
-static int urdma_exec_write(struct urdma_engine *eng, struct urdma_qp *qp,
-			    const struct urdma_peer *peer, int nsrc, u64 len)
+/* RDMA WRITE (with or without immediate) or READ. */
+static int urdma_exec_rdma(struct urdma_engine *eng, struct urdma_qp *qp,
+			   const struct urdma_peer *peer, int nsrc, u64 len)
 {
 	struct urdma_scratch *s = eng->scratch;
 	const struct urdma_send_wqe *wqe = &s->swqe.hdr;
+	bool read = wqe->opcode == URDMA_WQE_RDMA_READ;
 	struct urdma_sg rsg;
 
 	if (len && !urdma_rkey_sg(peer, wqe->rdma.rkey, wqe->rdma.remote_addr,
-				  len, IB_ACCESS_REMOTE_WRITE, &rsg))
+				  len, read ? IB_ACCESS_REMOTE_READ :
+					      IB_ACCESS_REMOTE_WRITE, &rsg))
 		return IB_WC_REM_ACCESS_ERR;
-	if (len)
+	if (len && read)
+		urdma_copy(s->src, nsrc, &rsg, 1, len);
+	else if (len)
 		urdma_copy(&rsg, 1, s->src, nsrc, len);
 	/*
 	 * The immediate consumes a receive WQE after the data landed, as the
@@ -387,21 +392,6 @@ static int urdma_exec_write(struct urdma_engine *eng, struct urdma_qp *qp,
 	 */
 	if (wqe->opcode == URDMA_WQE_RDMA_WRITE_IMM)
 		return urdma_deliver(eng, qp, peer, wqe, NULL, 0, len);
-	return IB_WC_SUCCESS;
-}
-
-static int urdma_exec_read(struct urdma_engine *eng,
-			   const struct urdma_peer *peer, int nsrc, u64 len)
-{
-	struct urdma_scratch *s = eng->scratch;
-	const struct urdma_send_wqe *wqe = &s->swqe.hdr;
-	struct urdma_sg rsg;
-
-	if (len && !urdma_rkey_sg(peer, wqe->rdma.rkey, wqe->rdma.remote_addr,
-				  len, IB_ACCESS_REMOTE_READ, &rsg))
-		return IB_WC_REM_ACCESS_ERR;
-	if (len)
-		urdma_copy(s->src, nsrc, &rsg, 1, len);
 	return IB_WC_SUCCESS;
 }
 
@@ -451,9 +441,8 @@ static int urdma_exec_op(struct urdma_engine *eng, struct urdma_qp *qp,
 		return urdma_exec_send(eng, qp, peer, nsrc, len);
 	case URDMA_WQE_RDMA_WRITE:
 	case URDMA_WQE_RDMA_WRITE_IMM:
-		return urdma_exec_write(eng, qp, peer, nsrc, len);
 	case URDMA_WQE_RDMA_READ:
-		return urdma_exec_read(eng, peer, nsrc, len);
+		return urdma_exec_rdma(eng, qp, peer, nsrc, len);
 	case URDMA_WQE_ATOMIC_CMP_SWP:
 	case URDMA_WQE_ATOMIC_FETCH_ADD:
 		ret = urdma_exec_atomic(eng, peer, nsrc, len);
