@@ -6,7 +6,8 @@
  * the wire: wire.c, wire_rc.c).
  *
  * Polling and sleeping.  A thread makes passes over its QPs.  After a pass
- * that found nothing to do it keeps polling for poll_us microseconds, then
+ * that found nothing to do it keeps polling for its window, which adapts
+ * between poll_us and poll_max_us microseconds (urdma_engine_adapt()), then
  * sleeps.  Before sleeping it sets its asleep flag in the state page, issues
  * a full barrier and makes one more pass; a poster writes its producer
  * index, issues a full barrier and reads the flag.  One of the two sees the
