@@ -295,6 +295,72 @@ static bool urdma_req_rd_full(struct urdma_qp *qp)
 }
 
 /*
+ * What in-flight WQE @f, just copied from the SQ, needs: its length and
+ * PSNs, or the status it ends with at once.  Return: false if it cannot
+ * start yet (a local operation, a fence or the responder-resource credits
+ * wait for what is in flight).
+ */
+static bool urdma_req_prepare(struct urdma_engine *eng, struct urdma_qp *qp,
+			      struct urdma_inflight *f, bool idle)
+{
+	const struct urdma_send_wqe *wqe = &eng->scratch->swqe.hdr;
+	bool rd = urdma_wqe_is_rd(wqe->opcode);
+	int nsrc;
+	u64 len;
+
+	if (!urdma_wqe_valid(qp, wqe)) {
+		urdma_count(eng, URDMA_CNT_BAD_WQES);
+		f->status = IB_WC_LOC_QP_OP_ERR;
+		f->done = true;
+		return true;
+	}
+	if (urdma_wqe_is_local(wqe->opcode)) {
+		/* In order with the SQ: only when nothing is in flight. */
+		if (!idle)
+			return false;
+		f->status = urdma_exec_local(qp, wqe);
+		f->done = true;
+		return true;
+	}
+	if (wqe->opcode == URDMA_WQE_ATOMIC_WRITE ||
+	    wqe->opcode == URDMA_WQE_FLUSH) {
+		/*
+		 * No local buffers: one request packet, answered like a
+		 * READ, within the same responder-resource credits.
+		 */
+		if (urdma_req_rd_full(qp))
+			return false;
+		if (wqe->opcode == URDMA_WQE_FLUSH &&
+		    wqe->flush.level == URDMA_FLUSH_RANGE &&
+		    wqe->flush.length > U32_MAX) {
+			/* A RETH's length has 32 bits. */
+			f->status = IB_WC_LOC_LEN_ERR;
+			f->done = true;
+			return true;
+		}
+		f->len = wqe->opcode == URDMA_WQE_ATOMIC_WRITE ? 8 : 0;
+		f->npsn = 1;
+		return true;
+	}
+	if ((wqe->flags & URDMA_WQE_FENCE) && urdma_req_rd_count(qp))
+		return false;
+	if (rd && urdma_req_rd_full(qp))
+		return false;
+
+	f->status = urdma_wqe_gather(eng, qp, rd ? IB_ACCESS_LOCAL_WRITE : 0,
+				     &nsrc, &len);
+	if (!f->status && rd && wqe->opcode != URDMA_WQE_RDMA_READ && len < 8)
+		f->status = IB_WC_LOC_LEN_ERR;
+	if (f->status) {
+		f->done = true;
+		return true;
+	}
+	f->len = rd && wqe->opcode != URDMA_WQE_RDMA_READ ? 8 : len;
+	f->npsn = urdma_msg_npsn(wqe->opcode, f->len, f->mtu);
+	return true;
+}
+
+/*
  * Copy the next SQ WQE into the window and check it.  Return: false if
  * the requester must wait (nothing posted, window full, fence, READ
  * credits, or a local operation behind WQEs in flight).
@@ -304,13 +370,10 @@ static bool urdma_req_start(struct urdma_engine *eng, struct urdma_qp *qp)
 	struct urdma_wire *w = qp->wire;
 	struct urdma_qp_db *db = qp->db.kva;
 	struct urdma_scratch *s = eng->scratch;
-	const struct urdma_send_wqe *wqe = &s->swqe.hdr;
 	/* Pairs with the poster's release: WQEs before the index. */
 	u32 prod = smp_load_acquire(&db->sq_prod);
-	struct urdma_inflight *f;
 	bool idle = w->req.next == qp->sq_cons;
-	int nsrc;
-	u64 len;
+	struct urdma_inflight *f;
 
 	if (w->req.next == prod || w->req.next - qp->sq_cons >= URDMA_WIRE_WINDOW)
 		return false;
@@ -324,63 +387,8 @@ static bool urdma_req_start(struct urdma_engine *eng, struct urdma_qp *qp)
 	memcpy(f->wqe, s->swqe.raw, qp->sq.stride);
 	f->first_psn = w->req.psn;
 	f->mtu = urdma_qp_mtu(qp);
-
-	if (!urdma_wqe_valid(qp, wqe)) {
-		urdma_count(eng, URDMA_CNT_BAD_WQES);
-		f->status = IB_WC_LOC_QP_OP_ERR;
-		f->done = true;
-		goto started;
-	}
-	if (urdma_wqe_is_local(wqe->opcode)) {
-		/* In order with the SQ: only when nothing is in flight. */
-		if (!idle)
-			return false;
-		f->status = urdma_exec_local(qp, wqe);
-		f->done = true;
-		goto started;
-	}
-	switch (wqe->opcode) {
-	case URDMA_WQE_ATOMIC_WRITE:
-	case URDMA_WQE_FLUSH:
-		/*
-		 * No local buffers: one request packet, answered like a
-		 * READ, within the same responder-resource credits.
-		 */
-		if (urdma_req_rd_full(qp))
-			return false;
-		if (wqe->opcode == URDMA_WQE_FLUSH &&
-		    wqe->flush.level == URDMA_FLUSH_RANGE &&
-		    wqe->flush.length > U32_MAX) {
-			/* A RETH's length has 32 bits. */
-			f->status = IB_WC_LOC_LEN_ERR;
-			f->done = true;
-			goto started;
-		}
-		f->len = wqe->opcode == URDMA_WQE_ATOMIC_WRITE ? 8 : 0;
-		f->npsn = 1;
-		goto started;
-	default:
-		break;
-	}
-	if ((wqe->flags & URDMA_WQE_FENCE) && urdma_req_rd_count(qp))
+	if (!urdma_req_prepare(eng, qp, f, idle))
 		return false;
-	if (urdma_wqe_is_rd(wqe->opcode) && urdma_req_rd_full(qp))
-		return false;
-
-	f->status = urdma_wqe_gather(eng, qp,
-				     urdma_wqe_is_rd(wqe->opcode) ?
-				     IB_ACCESS_LOCAL_WRITE : 0, &nsrc, &len);
-	if (!f->status && urdma_wqe_is_rd(wqe->opcode) &&
-	    wqe->opcode != URDMA_WQE_RDMA_READ && len < 8)
-		f->status = IB_WC_LOC_LEN_ERR;
-	if (f->status) {
-		f->done = true;
-		goto started;
-	}
-	f->len = urdma_wqe_is_rd(wqe->opcode) &&
-		 wqe->opcode != URDMA_WQE_RDMA_READ ? 8 : len;
-	f->npsn = urdma_msg_npsn(wqe->opcode, f->len, f->mtu);
-started:
 	if (w->req.cur == w->req.next)
 		w->req.off = 0;
 	w->req.next++;
@@ -477,32 +485,36 @@ void urdma_req_progress(struct urdma_qp *qp)
 
 /* ---- requester: the QP's turn ------------------------------------------- */
 
-int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
+/* The requester's state at its first turn in RTS. */
+static void urdma_req_init(struct urdma_qp *qp)
 {
 	struct urdma_wire *w = qp->wire;
-	ktime_t now = ktime_get();
-	int work = 0;
 
-	if (!w->req.req_init) {
-		w->req.psn = READ_ONCE(qp->req_psn);
-		w->req.psn_max = w->req.psn;
-		w->comp.acked = urdma_psn_add(w->req.psn, URDMA_PSN_MASK);
-		w->req.next = qp->sq_cons;
-		w->req.cur = qp->sq_cons;
-		w->comp.retry_left = qp->attr.retry_cnt;
-		w->comp.rnr_left = qp->attr.rnr_retry;
-		w->req.req_init = true;
-	}
-	work += urdma_req_complete(eng, qp);
-	/* A failed WQE took the QP to ERROR: the rest are flushed, not sent. */
-	if (READ_ONCE(qp->attr.qp_state) != IB_QPS_RTS)
-		return work;
+	w->req.psn = READ_ONCE(qp->req_psn);
+	w->req.psn_max = w->req.psn;
+	w->comp.acked = urdma_psn_add(w->req.psn, URDMA_PSN_MASK);
+	w->req.next = qp->sq_cons;
+	w->req.cur = qp->sq_cons;
+	w->comp.retry_left = qp->attr.retry_cnt;
+	w->comp.rnr_left = qp->attr.rnr_retry;
+	w->req.req_init = true;
+}
+
+/*
+ * The RNR wait and the retransmit timer.  Return: false if the requester
+ * sends nothing this turn: it waits out an RNR NAK, or retries ran out and
+ * the oldest WQE failed.
+ */
+static bool urdma_req_timers(struct urdma_engine *eng, struct urdma_qp *qp,
+			     ktime_t now)
+{
+	struct urdma_wire *w = qp->wire;
 
 	if (w->req.rnr_wait) {
 		if (ktime_before(now, w->req.resume_at)) {
 			if (ktime_before(w->req.resume_at, eng->deadline))
 				eng->deadline = w->req.resume_at;
-			return work;
+			return false;
 		}
 		w->req.rnr_wait = false;
 		urdma_req_arm(qp);
@@ -513,11 +525,23 @@ int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
 		urdma_count(eng, URDMA_CNT_TIMEOUTS);
 		if (!urdma_retry_spend(&w->comp.retry_left, !qp->attr.timeout)) {
 			urdma_req_fail_oldest(qp, IB_WC_RETRY_EXC_ERR);
-			return work + urdma_req_complete(eng, qp);
+			return false;
 		}
 		urdma_req_rewind(qp, urdma_req_resume_psn(qp));
 		urdma_req_arm(qp);
 	}
+	return true;
+}
+
+/*
+ * Send packets, starting WQEs as the window allows, until the turn's
+ * budget (@work so far), the PSN window or the kick's budget is used up.
+ * Return: @work, plus the packets sent and the WQEs that failed.
+ */
+static int urdma_req_send(struct urdma_engine *eng, struct urdma_qp *qp,
+			  int work)
+{
+	struct urdma_wire *w = qp->wire;
 
 	while (work < URDMA_WIRE_BUDGET) {
 		struct urdma_inflight *f;
@@ -546,19 +570,35 @@ int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
 		if (!urdma_engine_charge(eng, f->mtu))
 			break;
 		status = urdma_req_pkt(eng, qp, f, &sent);
+		work++;
 		if (status) {
 			/* Its completion takes the QP to ERROR. */
 			f->status = status;
 			f->done = true;
-			work++;
 			break;
 		}
-		work++;
 		if (sent) {
 			w->req.cur++;
 			w->req.off = 0;
 		}
 	}
+	return work;
+}
+
+int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
+{
+	struct urdma_wire *w = qp->wire;
+	int work;
+
+	if (!w->req.req_init)
+		urdma_req_init(qp);
+	work = urdma_req_complete(eng, qp);
+	/* A failed WQE took the QP to ERROR: the rest are flushed, not sent. */
+	if (READ_ONCE(qp->attr.qp_state) != IB_QPS_RTS)
+		return work;
+	if (!urdma_req_timers(eng, qp, ktime_get()))
+		return work + urdma_req_complete(eng, qp);
+	work = urdma_req_send(eng, qp, work);
 	work += urdma_req_complete(eng, qp);
 	if (urdma_is_rc(qp) && qp->sq_cons != w->req.next &&
 	    ktime_before(w->req.timeout_at, eng->deadline))
