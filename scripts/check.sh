@@ -146,7 +146,13 @@ lane_fuzz() {
 
 # Two guests on a socket network (scripts/urdma-2host), Debian 6.12: urdma
 # against rxe in both directions, and urdma against urdma.
-TWOHOST_TESTS="rc ud rc6 ud6 write_bw read_bw send_bw atomic_bw rping xfer"
+# twohost_tests SERVER-CLIENT: the tests tests/twohost/tests.list runs in
+# that pair, in order.
+twohost_tests() {
+	awk -v pair="$1" '!/^#/ { for (i = 2; i <= NF; i++)
+		if ($i == pair) { printf "%s ", $1; break } }' \
+		"$TOP/tests/twohost/tests.list"
+}
 # twohost_run NAME SERVER_CMD CLIENT_CMD: one urdma-2host run; its TAP.
 twohost_run() {
 	local name=$1
@@ -167,9 +173,9 @@ twohost_pair() {
 
 lane_twohost() {
 	tap_cmd "modules build for debian-6.12" make -s modules KVER="$(kver_612)"
-	twohost_pair urdma rxe "$TWOHOST_TESTS uc srq write_bw_R send_lat_R"
-	twohost_pair rxe urdma "$TWOHOST_TESTS"
-	twohost_pair urdma urdma "$TWOHOST_TESTS"
+	twohost_pair urdma rxe "$(twohost_tests urdma-rxe)"
+	twohost_pair rxe urdma "$(twohost_tests rxe-urdma)"
+	twohost_pair urdma urdma "$(twohost_tests urdma-urdma)"
 	# netem (1 GiB byte-exact through loss, reordering, duplication), a
 	# 2 Mbit/s link (READs slower than the ACK timeout) and a pulled
 	# link, urdma on both sides.

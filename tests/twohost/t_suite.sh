@@ -26,8 +26,8 @@ TAP_PREFIX="twohost ${URDMA_TWOHOST_PAIR:+$URDMA_TWOHOST_PAIR: }$KIND ($ROLE)"
 ITERS=${URDMA_TWOHOST_ITERS:-100}
 RESULTS=${URDMA_RESULTS:-/tmp}/twohost-$KIND-$ROLE
 mkdir -p "$RESULTS"
-ALL=(rc uc ud srq rc6 ud6 write_bw read_bw send_bw atomic_bw write_lat read_lat
-	send_lat atomic_lat write_bw_R send_lat_R rping xfer)
+# Every test, in order: tests.list, the one list of them.
+mapfile -t ALL < <(awk '!/^#/ && NF { print $1 }' "$(dirname "$0")/tests.list")
 TESTS=("${@:-${ALL[@]}}")
 
 if [ "$KIND" = rxe ]; then
