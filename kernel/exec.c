@@ -254,6 +254,9 @@ bool urdma_wqe_valid(const struct urdma_qp *qp,
 	if (!urdma_wqe_opcode_ok(qp, wqe->opcode) ||
 	    (wqe->flags & ~URDMA_WQE_FLAGS))
 		return false;
+	/* Reserved fields must be zero, so that they can gain a meaning. */
+	if (wqe->reserved_58 || wqe->reserved_1a0 || wqe->reserved_1c0)
+		return false;
 	if (wqe->flags & URDMA_WQE_INLINE)
 		return wqe->inline_len <= qp->cap.max_inline_data;
 	return wqe->num_sge <= qp->cap.max_send_sge;

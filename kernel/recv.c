@@ -204,7 +204,8 @@ int urdma_recv_msg(struct urdma_engine *eng, struct urdma_qp *rqp,
 	cqe.src_qp = m->src_qp;
 	cqe.opcode = m->cqe_opcode;
 	num_sge = s->rwqe.hdr.num_sge;
-	if (num_sge > max_sge) {
+	if (num_sge > max_sge || s->rwqe.hdr.reserved_48 ||
+	    s->rwqe.hdr.reserved_50 || s->rwqe.hdr.reserved_60) {
 		cqe.status = IB_WC_LOC_QP_OP_ERR;
 		urdma_complete_recv(eng, rqp, &cqe, false);
 		return m->rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;

@@ -5044,6 +5044,175 @@ TEST_F(q, qp_fatal_event_once)
 	ASSERT_RET(0, destroy_cq(self->e.fd, cq.handle));
 }
 
+/*
+ * A user RC QP of 8 WRs on its own CQ, connected to itself (the local
+ * path: the engine plays both ends).
+ */
+static int rsv_self_qp(struct qenv *e, struct cq *cq, struct qp_req *r,
+		       struct qp *qp)
+{
+	struct ib_uverbs_modify_qp m;
+	uint8_t gid[16];
+	int ret;
+
+	ret = read_gid(0, gid);
+	ret = ret ?: cq_qp_req(e, 16, QPT_RC, 8, cq, r);
+	ret = ret ?: qp_create(e, r, qp);
+	if (ret)
+		return ret;
+	rc_init_attr(&m, qp->handle);
+	ret = modify_qp(e->fd, &m);
+	rc_rtr_attr(&m, qp->handle, gid, qp->qpn);
+	ret = ret ?: modify_qp(e->fd, &m);
+	rc_rts_attr(&m, qp->handle);
+	m.sq_psn = PSN_BASE;	/* its own receive PSN: it talks to itself */
+	return ret ?: modify_qp(e->fd, &m);
+}
+
+/* A signaled zero-length @opcode WQE in SQ slot @i; the caller posts it. */
+static struct urdma_send_wqe *rsv_send_wqe(const struct qp_req *r,
+					   uint32_t i, uint8_t opcode)
+{
+	uint8_t *sq = (void *)(uintptr_t)r->drv.sq_buf_addr;
+	struct urdma_send_wqe *w;
+
+	w = (void *)(sq + (i % r->drv.sq_nent) * r->drv.sq_stride);
+	memset(w, 0, r->drv.sq_stride);
+	w->wr_id = 100 + i;
+	w->opcode = opcode;
+	w->flags = URDMA_WQE_SIGNALED;
+	return w;
+}
+
+/* Publish SQ producer index @prod and kick the engine. */
+static int rsv_post(struct qenv *e, const struct qp_req *r, uint32_t handle,
+		    uint32_t prod)
+{
+	volatile struct urdma_qp_db *db = (void *)(uintptr_t)r->drv.db_addr;
+
+	__sync_synchronize();
+	db->sq_prod = prod;
+	__sync_synchronize();
+	return kick_sq(e->fd, handle);
+}
+
+/* The CQE at index @i of @cq (first pass over the ring), within 5 s. */
+static const struct urdma_cqe *rsv_cqe(const struct cq *cq, uint32_t i)
+{
+	const volatile struct urdma_cqe *c =
+		(const void *)(cq->buf + i * URDMA_CQE_SIZE);
+	int t;
+
+	for (t = 0; t < 500; t++) {
+		if (c->owner & 1) {
+			__sync_synchronize();
+			return (const struct urdma_cqe *)c;
+		}
+		usleep(10 * 1000);
+	}
+	return NULL;
+}
+
+/*
+ * Reserved fields of a send WQE (docs/ABI.md: they must be zero) are
+ * checked like any other field: a WQE with one set fails with
+ * LOC_QP_OP_ERR and does nothing, so the bits can gain a meaning later.
+ * The same WQE with them clear succeeds.
+ */
+TEST_F(q, send_wqe_reserved_fields)
+{
+	static const char *const names[] = {
+		"reserved_58", "reserved_1a0", "reserved_1c0",
+	};
+	const struct urdma_cqe *c;
+	struct urdma_send_wqe *w;
+	struct qp_req r;
+	struct cq cq;
+	struct qp qp;
+	uint32_t i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		ASSERT_RET(0, rsv_self_qp(&self->e, &cq, &r, &qp));
+		/* A zero-length RDMA WRITE to itself: no key is looked at. */
+		rsv_send_wqe(&r, 0, URDMA_WQE_RDMA_WRITE);
+		ASSERT_RET(0, rsv_post(&self->e, &r, qp.handle, 1));
+		c = rsv_cqe(&cq, 0);
+		ASSERT_NE(NULL, c) TH_LOG("no CQE for the clean WQE");
+		EXPECT_EQ(0, c->status) TH_LOG("the clean WQE");
+		w = rsv_send_wqe(&r, 1, URDMA_WQE_RDMA_WRITE);
+		if (i == 0)
+			w->reserved_58 = 0x80;
+		else if (i == 1)
+			w->reserved_1a0 = 1;
+		else
+			w->reserved_1c0 = 1ull << 63;
+		ASSERT_RET(0, rsv_post(&self->e, &r, qp.handle, 2));
+		c = rsv_cqe(&cq, 1);
+		ASSERT_NE(NULL, c) TH_LOG("no CQE with %s set", names[i]);
+		EXPECT_EQ(101, c->wr_id);
+		/* IB_WC_LOC_QP_OP_ERR */
+		EXPECT_EQ(2, c->status) TH_LOG("%s set", names[i]);
+		ASSERT_RET(0, destroy_qp(self->e.fd, qp.handle));
+		ASSERT_RET(0, destroy_cq(self->e.fd, cq.handle));
+	}
+}
+
+/*
+ * ... and of a receive WQE: the message that would consume it completes
+ * it with LOC_QP_OP_ERR instead, and the sender learns of it.
+ */
+TEST_F(q, recv_wqe_reserved_fields)
+{
+	volatile struct urdma_qp_db *db;
+	const struct urdma_cqe *c[2];
+	struct urdma_recv_wqe *rw;
+	struct qp_req r;
+	struct cq cq;
+	struct qp qp;
+	uint32_t i;
+
+	for (i = 0; i < 4; i++) {
+		ASSERT_RET(0, rsv_self_qp(&self->e, &cq, &r, &qp));
+		db = (void *)(uintptr_t)r.drv.db_addr;
+		rw = (void *)(uintptr_t)r.drv.rq_buf_addr;
+		memset(rw, 0, r.drv.rq_stride);
+		rw->wr_id = 7;
+		/* i == 0: all clear, the SEND lands. */
+		if (i == 1)
+			rw->reserved_48 = 1;
+		else if (i == 2)
+			rw->reserved_50 = 0x8000;
+		else if (i == 3)
+			rw->reserved_60 = 1;
+		__sync_synchronize();
+		db->rq_prod = 1;
+		rsv_send_wqe(&r, 0, URDMA_WQE_SEND);
+		ASSERT_RET(0, rsv_post(&self->e, &r, qp.handle, 1));
+		c[0] = rsv_cqe(&cq, 0);
+		c[1] = rsv_cqe(&cq, 1);
+		ASSERT_NE(NULL, c[0]) TH_LOG("case %u: no CQE", i);
+		ASSERT_NE(NULL, c[1]) TH_LOG("case %u: one CQE", i);
+		if (c[0]->wr_id != 7) {	/* the receive first */
+			const struct urdma_cqe *t = c[0];
+
+			c[0] = c[1];
+			c[1] = t;
+		}
+		ASSERT_EQ(7, c[0]->wr_id);
+		ASSERT_EQ(100, c[1]->wr_id);
+		if (i == 0) {
+			EXPECT_EQ(0, c[0]->status);
+			EXPECT_EQ(0, c[1]->status);
+		} else {
+			/* IB_WC_LOC_QP_OP_ERR; the sender's: not success. */
+			EXPECT_EQ(2, c[0]->status) TH_LOG("case %u", i);
+			EXPECT_NE(0, c[1]->status) TH_LOG("case %u", i);
+		}
+		ASSERT_RET(0, destroy_qp(self->e.fd, qp.handle));
+		ASSERT_RET(0, destroy_cq(self->e.fd, cq.handle));
+	}
+}
+
 /* ---- CREATE_SRQ / MODIFY_SRQ / QUERY_SRQ / DESTROY_SRQ ------------------ */
 
 TEST_F(q, srq_create_destroy)
