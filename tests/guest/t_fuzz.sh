@@ -41,8 +41,15 @@ traffic() {
 		n=$((n + 1))
 		if [ "$PAIR_SRC" != 0 ] || [ "$PAIR_CRC" != 0 ]; then
 			bad=$((bad + 1))
-			out=$(pair_diag "$LOG/traffic")
+			# perftest's error lines go to stderr, unbuffered,
+			# so they sit at the top of the logs: keep them whole.
+			out=$(grep -Hv '^ ' "$LOG/traffic.client" \
+				"$LOG/traffic.server" | head -n 20
+			      dmesg | tail -n 10
+			      pair_diag "$LOG/traffic")
 			printf '%s\n' "$out" >"$LOG/traffic.failed.$bad"
+			cp "$LOG/traffic.client" "$LOG/traffic-log.$bad.client"
+			cp "$LOG/traffic.server" "$LOG/traffic-log.$bad.server"
 		fi
 	done
 	echo "$n $bad" >"$LOG/traffic.count"
@@ -85,7 +92,7 @@ if [ "${runs:-0}" -gt 0 ] && [ "${bad:-1}" = 0 ]; then
 else
 	tap_fail "ib_write_bw runs beside the fuzzers all passed" \
 		"${runs:-0} runs, ${bad:-?} failed" \
-		"$(cat "$LOG"/traffic.failed.* 2>/dev/null | head -n 30)"
+		"$(cat "$LOG"/traffic.failed.* 2>/dev/null | head -n 40)"
 fi
 
 # The device still works afterwards.
