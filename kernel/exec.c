@@ -335,10 +335,7 @@ static u8 urdma_exec_gather(struct urdma_engine *eng, struct urdma_qp *qp,
 {
 	const struct urdma_send_wqe *wqe = &eng->scratch->swqe.hdr;
 	struct urdma_dev *udev = to_udev(qp->ibqp.device);
-	int access = (wqe->opcode == URDMA_WQE_RDMA_READ ||
-		      wqe->opcode == URDMA_WQE_ATOMIC_CMP_SWP ||
-		      wqe->opcode == URDMA_WQE_ATOMIC_FETCH_ADD) ?
-		     IB_ACCESS_LOCAL_WRITE : 0;
+	int access = urdma_wqe_is_rd(wqe->opcode) ? IB_ACCESS_LOCAL_WRITE : 0;
 	u8 status;
 
 	*nsrc = 0;

@@ -80,6 +80,16 @@ enum urdma_exec_result {
 	URDMA_EXEC_DEFER,	/* too big for a kick: the thread runs it */
 };
 
+/*
+ * A READ or an atomic: a request answered with data, which lands in the
+ * requester's memory (its SGEs need local write access).
+ */
+static inline bool urdma_wqe_is_rd(u8 op)
+{
+	return op == URDMA_WQE_RDMA_READ || op == URDMA_WQE_ATOMIC_CMP_SWP ||
+	       op == URDMA_WQE_ATOMIC_FETCH_ADD;
+}
+
 /* LOCAL_INV, BIND_MW and REG_MR: executed at the requester alone. */
 static inline bool urdma_wqe_is_local(u8 op)
 {

@@ -51,13 +51,6 @@ static inline u8 urdma_syn_nak(u8 code)
 	       FIELD_PREP(URDMA_SYN_VAL, code);
 }
 
-/* A READ or an atomic: a request answered with data. */
-static inline bool urdma_wqe_is_rd(u8 op)
-{
-	return op == URDMA_WQE_RDMA_READ || op == URDMA_WQE_ATOMIC_CMP_SWP ||
-	       op == URDMA_WQE_ATOMIC_FETCH_ADD;
-}
-
 /* PSNs a message of @len spans; a READ request spans its responses. */
 static inline u32 urdma_msg_npsn(u8 op, u32 len, u32 mtu)
 {
