@@ -162,14 +162,89 @@ static int urdma_qp_check_attr(struct urdma_context *ctx,
 	return 0;
 }
 
+/* The rings of a QP: entries and strides of its SQ and RQ. */
+struct urdma_qp_geom {
+	uint32_t sq_nent, sq_stride, rq_nent, rq_stride;
+};
+
+static void urdma_qp_geom(struct ibv_qp_init_attr_ex *attr,
+			  struct urdma_qp_geom *g)
+{
+	struct ibv_qp_cap *cap = &attr->cap;
+
+	g->sq_nent = roundup_pow_of_two(max_t(uint32_t, cap->max_send_wr, 1));
+	g->sq_stride = urdma_send_stride(cap);
+	if (attr->srq) {
+		/* The kernel reports 0 for these; ask for what we get. */
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+		g->rq_nent = 0;
+		g->rq_stride = 0;
+	} else {
+		g->rq_nent = roundup_pow_of_two(max_t(uint32_t,
+						      cap->max_recv_wr, 1));
+		g->rq_stride = urdma_recv_stride(cap->max_recv_sge);
+	}
+}
+
+/* The SQ, the RQ and the doorbell record of @qp.  Returns an errno. */
+static int urdma_qp_alloc_rings(struct urdma_context *ctx,
+				struct urdma_pd *pd, struct urdma_qp *qp,
+				const struct urdma_qp_geom *g)
+{
+	int err;
+
+	err = urdma_wq_init(ctx, pd, URDMA_RES_TYPE_QP, &qp->sq, g->sq_nent,
+			    g->sq_stride);
+	if (err)
+		return err;
+	err = urdma_wq_init(ctx, pd, URDMA_RES_TYPE_QP, &qp->rq, g->rq_nent,
+			    g->rq_stride);
+	if (err)
+		goto err_destroy_sq;
+	qp->db = urdma_alloc_db(ctx);
+	if (!qp->db) {
+		err = errno;
+		goto err_destroy_rq;
+	}
+	return 0;
+
+err_destroy_rq:
+	urdma_wq_destroy(&qp->rq);
+err_destroy_sq:
+	urdma_wq_destroy(&qp->sq);
+	return err;
+}
+
+static void urdma_qp_free_rings(struct urdma_context *ctx,
+				struct urdma_qp *qp)
+{
+	urdma_free_db(ctx, qp->db);
+	urdma_wq_destroy(&qp->rq);
+	urdma_wq_destroy(&qp->sq);
+}
+
+/* Never more than the strides hold, whatever the kernel reported. */
+static void urdma_qp_limits(struct urdma_qp *qp, const struct ibv_qp_cap *cap,
+			    const struct urdma_qp_geom *g)
+{
+	uint32_t room = g->sq_stride - sizeof(struct urdma_send_wqe);
+
+	qp->sq.max_sge = min_t(uint32_t, cap->max_send_sge,
+			       room / URDMA_SGE_SIZE);
+	qp->sq.max_inline = min_t(uint32_t, cap->max_inline_data, room);
+	qp->rq.max_sge = g->rq_nent ?
+			 min_t(uint32_t, cap->max_recv_sge,
+			       urdma_recv_stride_sge(g->rq_stride)) : 0;
+}
+
 static struct urdma_qp *urdma_qp_create(struct ibv_context *ibvctx,
 					struct ibv_qp_init_attr_ex *attr)
 {
 	struct urdma_context *ctx = to_urdma_ctx(ibvctx);
 	struct urdma_cmd_create_qp_resp resp = {};
 	struct urdma_cmd_create_qp cmd = {};
-	uint32_t sq_nent, sq_stride, rq_nent, rq_stride;
-	struct ibv_qp_cap *cap = &attr->cap;
+	struct urdma_qp_geom g;
 	struct urdma_qp *qp;
 	int err;
 
@@ -178,88 +253,46 @@ static struct urdma_qp *urdma_qp_create(struct ibv_context *ibvctx,
 		errno = err;
 		return NULL;
 	}
-
-	sq_nent = roundup_pow_of_two(max_t(uint32_t, cap->max_send_wr, 1));
-	sq_stride = urdma_send_stride(cap);
-	if (attr->srq) {
-		/* The kernel reports 0 for these; ask for what we get. */
-		cap->max_recv_wr = 0;
-		cap->max_recv_sge = 0;
-		rq_nent = 0;
-		rq_stride = 0;
-	} else {
-		rq_nent = roundup_pow_of_two(max_t(uint32_t,
-						   cap->max_recv_wr, 1));
-		rq_stride = urdma_recv_stride(cap->max_recv_sge);
-	}
-
+	urdma_qp_geom(attr, &g);
 	qp = calloc(1, sizeof(*qp));
 	if (!qp) {
 		errno = ENOMEM;
 		return NULL;
 	}
-
-	err = urdma_wq_init(ctx, to_urdma_pd(attr->pd), URDMA_RES_TYPE_QP,
-			    &qp->sq, sq_nent, sq_stride);
+	err = urdma_qp_alloc_rings(ctx, to_urdma_pd(attr->pd), qp, &g);
 	if (err)
 		goto err_free_qp;
-
-	err = urdma_wq_init(ctx, to_urdma_pd(attr->pd), URDMA_RES_TYPE_QP,
-			    &qp->rq, rq_nent, rq_stride);
-	if (err)
-		goto err_destroy_sq;
-
-	qp->db = urdma_alloc_db(ctx);
-	if (!qp->db) {
-		err = errno;
-		goto err_destroy_rq;
-	}
 
 	cmd.sq_buf_addr = (uintptr_t)qp->sq.ring.buf;
 	cmd.rq_buf_addr = (uintptr_t)qp->rq.ring.buf;
 	cmd.db_addr = (uintptr_t)qp->db;
-	cmd.sq_nent = sq_nent;
-	cmd.sq_stride = sq_stride;
-	cmd.rq_nent = rq_nent;
-	cmd.rq_stride = rq_stride;
+	cmd.sq_nent = g.sq_nent;
+	cmd.sq_stride = g.sq_stride;
+	cmd.rq_nent = g.rq_nent;
+	cmd.rq_stride = g.rq_stride;
 	/* Writes the capabilities the kernel granted back into attr->cap. */
 	err = ibv_cmd_create_qp_ex2(ibvctx, &qp->vqp, attr, &cmd.ibv_cmd,
 				    sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (err)
-		goto err_free_db;
-
+		goto err_free_rings;
 	if (resp.engine >= ctx->num_engines) {
 		verbs_err(&ctx->ibvctx, "QP %u: bad engine %u\n",
 			  qp->vqp.qp.qp_num, resp.engine);
+		ibv_cmd_destroy_qp(&qp->vqp.qp);
 		err = EPROTO;
-		goto err_destroy_qp;
+		goto err_free_rings;
 	}
 	qp->engine = resp.engine;
 	qp->sq_sig_all = attr->sq_sig_all;
-
-	/* Never more than the strides hold, whatever was reported. */
-	qp->sq.max_sge = min_t(uint32_t, cap->max_send_sge,
-			       (sq_stride - sizeof(struct urdma_send_wqe)) /
-			       URDMA_SGE_SIZE);
-	qp->sq.max_inline = min_t(uint32_t, cap->max_inline_data,
-				  sq_stride - sizeof(struct urdma_send_wqe));
-	qp->rq.max_sge = rq_nent ? min_t(uint32_t, cap->max_recv_sge,
-					 urdma_recv_stride_sge(rq_stride)) : 0;
-
+	urdma_qp_limits(qp, &attr->cap, &g);
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
 		urdma_qp_set_wr_ops(qp, attr->send_ops_flags);
 		qp->vqp.comp_mask |= VERBS_QP_EX;
 	}
 	return qp;
 
-err_destroy_qp:
-	ibv_cmd_destroy_qp(&qp->vqp.qp);
-err_free_db:
-	urdma_free_db(ctx, qp->db);
-err_destroy_rq:
-	urdma_wq_destroy(&qp->rq);
-err_destroy_sq:
-	urdma_wq_destroy(&qp->sq);
+err_free_rings:
+	urdma_qp_free_rings(ctx, qp);
 err_free_qp:
 	free(qp);
 	errno = err;
@@ -345,9 +378,7 @@ int urdma_destroy_qp(struct ibv_qp *ibvqp)
 		return err;
 
 	urdma_qp_clean_cqs(qp);
-	urdma_free_db(ctx, qp->db);
-	urdma_wq_destroy(&qp->rq);
-	urdma_wq_destroy(&qp->sq);
+	urdma_qp_free_rings(ctx, qp);
 	free(qp);
 	return 0;
 }
