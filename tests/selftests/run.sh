@@ -16,7 +16,15 @@ RESULTS=${URDMA_RESULTS:-$TOP/build/results/guest-${URDMA_KERNEL:-unknown}}
 mkdir -p "$RESULTS"
 LOG=$RESULTS/abi.log
 
-if [ ! -x "$BIN" ] || [ "$HERE/urdma_abi_test.c" -nt "$BIN" ]; then
+stale() {
+	local f
+	for f in "$HERE/urdma_abi_test.c" "$HERE"/abi/*; do
+		[ "$f" -nt "$BIN" ] && return 0
+	done
+	return 1
+}
+
+if [ ! -x "$BIN" ] || stale; then
 	if ! out=$("$HERE/build.sh" 2>&1); then
 		echo "not ok - $PREFIX: build"
 		printf '%s\n' "$out" | sed 's/^/# /'
