@@ -79,28 +79,6 @@ bool urdma_cq_push(struct urdma_engine *eng, struct urdma_cq *cq,
 	return true;
 }
 
-static u8 urdma_cqe_opcode(u8 wqe_opcode)
-{
-	static const u8 map[URDMA_WQE_NUM_OPCODES] = {
-		[URDMA_WQE_RDMA_WRITE] = URDMA_CQE_RDMA_WRITE,
-		[URDMA_WQE_RDMA_WRITE_IMM] = URDMA_CQE_RDMA_WRITE,
-		[URDMA_WQE_SEND] = URDMA_CQE_SEND,
-		[URDMA_WQE_SEND_IMM] = URDMA_CQE_SEND,
-		[URDMA_WQE_SEND_INV] = URDMA_CQE_SEND,
-		[URDMA_WQE_RDMA_READ] = URDMA_CQE_RDMA_READ,
-		[URDMA_WQE_ATOMIC_CMP_SWP] = URDMA_CQE_COMP_SWAP,
-		[URDMA_WQE_ATOMIC_FETCH_ADD] = URDMA_CQE_FETCH_ADD,
-		[URDMA_WQE_LOCAL_INV] = URDMA_CQE_LOCAL_INV,
-		[URDMA_WQE_BIND_MW] = URDMA_CQE_BIND_MW,
-		[URDMA_WQE_ATOMIC_WRITE] = URDMA_CQE_ATOMIC_WRITE,
-		[URDMA_WQE_FLUSH] = URDMA_CQE_FLUSH,
-		[URDMA_WQE_REG_MR] = URDMA_CQE_REG_MR,
-	};
-
-	return wqe_opcode < URDMA_WQE_NUM_OPCODES ? map[wqe_opcode] :
-						    URDMA_CQE_SEND;
-}
-
 /* A send completion; false if the CQ overflowed. */
 bool urdma_complete_send(struct urdma_engine *eng, struct urdma_qp *qp,
 			 u64 wr_id, u8 opcode, u32 byte_len, u8 status)
@@ -109,7 +87,7 @@ bool urdma_complete_send(struct urdma_engine *eng, struct urdma_qp *qp,
 		.wr_id = wr_id,
 		.byte_len = byte_len,
 		.qp_num = qp->ibqp.qp_num,
-		.opcode = urdma_cqe_opcode(opcode),
+		.opcode = urdma_wqe_op(opcode)->cqe_opcode,
 		.status = status,
 	};
 

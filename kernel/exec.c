@@ -214,18 +214,28 @@ int urdma_find_peer(struct urdma_qp *qp, const struct urdma_send_wqe *wqe,
 /* ---- a send WQE: its checks and its local side ------------------------------ */
 
 /*
- * What a QP type may carry (urdma_opcode_valid), less what user rings may
- * not: REG_MR is kernel-only, and ATOMIC_WRITE and FLUSH need 6.2.
+ * What a QP type may carry (urdma_wqe_ops[]), less what user rings may
+ * not: the kernel's operations (REG_MR), and ATOMIC_WRITE and FLUSH before
+ * 6.2.
  */
 static bool urdma_wqe_opcode_ok(const struct urdma_qp *qp, u8 op)
 {
-	if (qp->sq.umem && op == URDMA_WQE_REG_MR)
+	if (qp->sq.umem && urdma_wop(op, URDMA_WOP_KERNEL))
 		return false;
 	if (!URDMA_HAVE_FLUSH_ATOMIC_WRITE &&
 	    (op == URDMA_WQE_ATOMIC_WRITE || op == URDMA_WQE_FLUSH))
 		return false;
-	return urdma_opcode_valid(qp->ibqp.qp_type, op);
+	return urdma_wqe_op_allowed(op, qp->ibqp.qp_type);
 }
+
+/* urdma_wqe_ops[] speaks of QP types and access rights in the IB values. */
+static_assert(BIT(IB_QPT_RC) == URDMA_WOP_QP_RC);
+static_assert(BIT(IB_QPT_UC) == URDMA_WOP_QP_UC);
+static_assert((BIT(IB_QPT_UD) | BIT(IB_QPT_GSI)) == URDMA_WOP_QP_UD);
+static_assert((int)URDMA_ACCESS_LOCAL_WRITE == (int)IB_ACCESS_LOCAL_WRITE);
+static_assert((int)URDMA_ACCESS_REMOTE_WRITE == (int)IB_ACCESS_REMOTE_WRITE);
+static_assert((int)URDMA_ACCESS_REMOTE_READ == (int)IB_ACCESS_REMOTE_READ);
+static_assert((int)URDMA_ACCESS_REMOTE_ATOMIC == (int)IB_ACCESS_REMOTE_ATOMIC);
 
 #define URDMA_WQE_FLAGS (URDMA_WQE_SIGNALED | URDMA_WQE_SOLICITED | \
 			 URDMA_WQE_FENCE | URDMA_WQE_INLINE)
@@ -253,6 +263,9 @@ bool urdma_wqe_valid(const struct urdma_qp *qp,
 {
 	if (!urdma_wqe_opcode_ok(qp, wqe->opcode) ||
 	    (wqe->flags & ~URDMA_WQE_FLAGS))
+		return false;
+	if ((wqe->flags & URDMA_WQE_INLINE) &&
+	    !urdma_wop(wqe->opcode, URDMA_WOP_INLINE))
 		return false;
 	/* Reserved fields must be zero, so that they can gain a meaning. */
 	if (wqe->reserved_58 || wqe->reserved_1a0 || wqe->reserved_1c0)
@@ -290,27 +303,9 @@ u32 urdma_wqe_qkey(const struct urdma_qp *qp, const struct urdma_send_wqe *wqe)
 	return (qkey & BIT(31)) ? qp->attr.qkey : qkey;
 }
 
-/* The QP access flag the responder needs for an opcode; 0 if none. */
-int urdma_resp_qp_access(u8 op)
-{
-	switch (op) {
-	case URDMA_WQE_RDMA_WRITE:
-	case URDMA_WQE_RDMA_WRITE_IMM:
-	case URDMA_WQE_ATOMIC_WRITE:
-		return IB_ACCESS_REMOTE_WRITE;
-	case URDMA_WQE_RDMA_READ:
-		return IB_ACCESS_REMOTE_READ;
-	case URDMA_WQE_ATOMIC_CMP_SWP:
-	case URDMA_WQE_ATOMIC_FETCH_ADD:
-		return IB_ACCESS_REMOTE_ATOMIC;
-	default:
-		return 0;
-	}
-}
-
 /*
  * urdma_exec_local - a WQE that stays on this side: LOCAL_INV, BIND_MW or
- * REG_MR (urdma_wqe_is_local()), on the local path and the wire path alike.
+ * REG_MR (URDMA_WOP_LOCAL), on the local path and the wire path alike.
  * Return: its completion status.
  */
 u8 urdma_exec_local(struct urdma_qp *qp, const struct urdma_send_wqe *wqe)
@@ -335,7 +330,7 @@ static u8 urdma_exec_gather(struct urdma_engine *eng, struct urdma_qp *qp,
 {
 	const struct urdma_send_wqe *wqe = &eng->scratch->swqe.hdr;
 	struct urdma_dev *udev = to_udev(qp->ibqp.device);
-	int access = urdma_wqe_is_rd(wqe->opcode) ? IB_ACCESS_LOCAL_WRITE : 0;
+	int access = urdma_wqe_op(wqe->opcode)->local_access;
 	u8 status;
 
 	*nsrc = 0;
@@ -355,10 +350,16 @@ static u8 urdma_exec_gather(struct urdma_engine *eng, struct urdma_qp *qp,
 /*
  * The responder's side of each opcode on the local path.  Each returns a
  * completion status, or -EAGAIN for RNR (no receive WQE yet).  @nsrc and
- * @len describe the local side, in the scratch area.
+ * @len describe the local side, in the scratch area; *@byte_len is the
+ * completion's length (@len unless the handler says otherwise).
  */
+typedef int (*urdma_exec_fn)(struct urdma_engine *eng, struct urdma_qp *qp,
+			     const struct urdma_peer *peer, int nsrc, u64 len,
+			     u32 *byte_len);
+
 static int urdma_exec_send(struct urdma_engine *eng, struct urdma_qp *qp,
-			   const struct urdma_peer *peer, int nsrc, u64 len)
+			   const struct urdma_peer *peer, int nsrc, u64 len,
+			   u32 *byte_len)
 {
 	const struct urdma_send_wqe *wqe = &eng->scratch->swqe.hdr;
 
@@ -370,7 +371,8 @@ static int urdma_exec_send(struct urdma_engine *eng, struct urdma_qp *qp,
 
 /* RDMA WRITE (with or without immediate) or READ. */
 static int urdma_exec_rdma(struct urdma_engine *eng, struct urdma_qp *qp,
-			   const struct urdma_peer *peer, int nsrc, u64 len)
+			   const struct urdma_peer *peer, int nsrc, u64 len,
+			   u32 *byte_len)
 {
 	struct urdma_scratch *s = eng->scratch;
 	const struct urdma_send_wqe *wqe = &s->swqe.hdr;
@@ -378,8 +380,8 @@ static int urdma_exec_rdma(struct urdma_engine *eng, struct urdma_qp *qp,
 	struct urdma_sg rsg;
 
 	if (len && !urdma_rkey_sg(peer, wqe->rdma.rkey, wqe->rdma.remote_addr,
-				  len, read ? IB_ACCESS_REMOTE_READ :
-					      IB_ACCESS_REMOTE_WRITE, &rsg))
+				  len, urdma_wqe_op(wqe->opcode)->remote_access,
+				  &rsg))
 		return IB_WC_REM_ACCESS_ERR;
 	if (len && read)
 		urdma_copy(s->src, nsrc, &rsg, 1, len);
@@ -390,13 +392,14 @@ static int urdma_exec_rdma(struct urdma_engine *eng, struct urdma_qp *qp,
 	 * last packet of the message would; an RNR NAK makes the retry write
 	 * the same bytes again.
 	 */
-	if (wqe->opcode == URDMA_WQE_RDMA_WRITE_IMM)
+	if (urdma_wop(wqe->opcode, URDMA_WOP_RECV))
 		return urdma_deliver(eng, qp, peer, wqe, NULL, 0, len);
 	return IB_WC_SUCCESS;
 }
 
-static int urdma_exec_atomic(struct urdma_engine *eng,
-			     const struct urdma_peer *peer, int nsrc, u64 len)
+static int urdma_exec_atomic(struct urdma_engine *eng, struct urdma_qp *qp,
+			     const struct urdma_peer *peer, int nsrc, u64 len,
+			     u32 *byte_len)
 {
 	struct urdma_scratch *s = eng->scratch;
 	const struct urdma_send_wqe *wqe = &s->swqe.hdr;
@@ -422,45 +425,59 @@ static int urdma_exec_atomic(struct urdma_engine *eng,
 	rsg.mr = NULL;
 	rsg.len = 8;
 	urdma_copy(s->src, nsrc, &rsg, 1, 8);
+	*byte_len = 8;
 	return IB_WC_SUCCESS;
 }
+
+static int urdma_exec_atomic_write(struct urdma_engine *eng,
+				   struct urdma_qp *qp,
+				   const struct urdma_peer *peer, int nsrc,
+				   u64 len, u32 *byte_len)
+{
+	const struct urdma_wqe_atomic *a = &eng->scratch->swqe.hdr.atomic;
+	int ret = urdma_atomic_write(peer, a->remote_addr, a->rkey,
+				     a->compare_add);
+
+	if (ret == IB_WC_SUCCESS)
+		*byte_len = 8;
+	return ret;
+}
+
+static int urdma_exec_flush(struct urdma_engine *eng, struct urdma_qp *qp,
+			    const struct urdma_peer *peer, int nsrc, u64 len,
+			    u32 *byte_len)
+{
+	const struct urdma_wqe_flush *f = &eng->scratch->swqe.hdr.flush;
+
+	return urdma_flush(peer, f->type, f->level, f->rkey, f->remote_addr,
+			   f->length);
+}
+
+/* The handler of each opcode that goes to a responder. */
+static const urdma_exec_fn urdma_exec_ops[URDMA_WQE_NUM_OPCODES] = {
+	[URDMA_WQE_SEND] = urdma_exec_send,
+	[URDMA_WQE_SEND_IMM] = urdma_exec_send,
+	[URDMA_WQE_SEND_INV] = urdma_exec_send,
+	[URDMA_WQE_RDMA_WRITE] = urdma_exec_rdma,
+	[URDMA_WQE_RDMA_WRITE_IMM] = urdma_exec_rdma,
+	[URDMA_WQE_RDMA_READ] = urdma_exec_rdma,
+	[URDMA_WQE_ATOMIC_CMP_SWP] = urdma_exec_atomic,
+	[URDMA_WQE_ATOMIC_FETCH_ADD] = urdma_exec_atomic,
+	[URDMA_WQE_ATOMIC_WRITE] = urdma_exec_atomic_write,
+	[URDMA_WQE_FLUSH] = urdma_exec_flush,
+};
 
 /* The opcode's handler.  *@byte_len: the completion's length. */
 static int urdma_exec_op(struct urdma_engine *eng, struct urdma_qp *qp,
 			 const struct urdma_peer *peer, int nsrc, u64 len,
 			 u32 *byte_len)
 {
-	const struct urdma_send_wqe *wqe = &eng->scratch->swqe.hdr;
-	int ret;
+	u8 op = eng->scratch->swqe.hdr.opcode;
 
 	*byte_len = len;
-	switch (wqe->opcode) {
-	case URDMA_WQE_SEND_INV:
-	case URDMA_WQE_SEND:
-	case URDMA_WQE_SEND_IMM:
-		return urdma_exec_send(eng, qp, peer, nsrc, len);
-	case URDMA_WQE_RDMA_WRITE:
-	case URDMA_WQE_RDMA_WRITE_IMM:
-	case URDMA_WQE_RDMA_READ:
-		return urdma_exec_rdma(eng, qp, peer, nsrc, len);
-	case URDMA_WQE_ATOMIC_CMP_SWP:
-	case URDMA_WQE_ATOMIC_FETCH_ADD:
-		ret = urdma_exec_atomic(eng, peer, nsrc, len);
-		break;
-	case URDMA_WQE_ATOMIC_WRITE:
-		ret = urdma_atomic_write(peer, wqe->atomic.remote_addr,
-					 wqe->atomic.rkey, wqe->atomic.compare_add);
-		break;
-	case URDMA_WQE_FLUSH:
-		return urdma_flush(peer, wqe->flush.type, wqe->flush.level,
-				   wqe->flush.rkey, wqe->flush.remote_addr,
-				   wqe->flush.length);
-	default:
+	if (op >= URDMA_WQE_NUM_OPCODES || !urdma_exec_ops[op])
 		return IB_WC_LOC_QP_OP_ERR;
-	}
-	if (ret == IB_WC_SUCCESS)
-		*byte_len = 8;
-	return ret;
+	return urdma_exec_ops[op](eng, qp, peer, nsrc, len, byte_len);
 }
 
 /*
@@ -485,7 +502,7 @@ enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 		*status = IB_WC_LOC_QP_OP_ERR;
 		return URDMA_EXEC_DONE;
 	}
-	if (urdma_wqe_is_local(wqe->opcode)) {
+	if (urdma_wop(wqe->opcode, URDMA_WOP_LOCAL)) {
 		*status = urdma_exec_local(qp, wqe);
 		return URDMA_EXEC_DONE;
 	}
@@ -521,7 +538,7 @@ enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 		*byte_len = len;
 		return URDMA_EXEC_DONE;
 	}
-	access = urdma_resp_qp_access(wqe->opcode);
+	access = urdma_wqe_op(wqe->opcode)->remote_access;
 	if (access && !(READ_ONCE(peer.qp->attr.qp_access_flags) & access))
 		ret = IB_WC_REM_INV_REQ_ERR;
 	else

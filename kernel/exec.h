@@ -80,21 +80,10 @@ enum urdma_exec_result {
 	URDMA_EXEC_DEFER,	/* too big for a kick: the thread runs it */
 };
 
-/*
- * A READ or an atomic: a request answered with data, which lands in the
- * requester's memory (its SGEs need local write access).
- */
-static inline bool urdma_wqe_is_rd(u8 op)
+/* Has WQE opcode @op any of the URDMA_WOP_* @flags (urdma_wqe_ops[])? */
+static inline bool urdma_wop(u8 op, u16 flags)
 {
-	return op == URDMA_WQE_RDMA_READ || op == URDMA_WQE_ATOMIC_CMP_SWP ||
-	       op == URDMA_WQE_ATOMIC_FETCH_ADD;
-}
-
-/* LOCAL_INV, BIND_MW and REG_MR: executed at the requester alone. */
-static inline bool urdma_wqe_is_local(u8 op)
-{
-	return op == URDMA_WQE_LOCAL_INV || op == URDMA_WQE_BIND_MW ||
-	       op == URDMA_WQE_REG_MR;
+	return urdma_wqe_op(op)->flags & flags;
 }
 
 /* retry_cnt and rnr_retry are 3-bit fields; an rnr_retry of 7 never ends. */
@@ -140,7 +129,6 @@ int urdma_find_peer(struct urdma_qp *qp, const struct urdma_send_wqe *wqe,
 		    struct urdma_peer *peer);
 u8 urdma_wqe_gather(struct urdma_engine *eng, struct urdma_qp *qp,
 		    int access, int *nsrc, u64 *len);
-int urdma_resp_qp_access(u8 op);
 u32 urdma_wqe_qkey(const struct urdma_qp *qp,
 		   const struct urdma_send_wqe *wqe);
 bool urdma_wqe_valid(const struct urdma_qp *qp,

@@ -44,32 +44,6 @@ static int urdma_wr_opcode(enum ib_wr_opcode op)
 	}
 }
 
-/*
- * Which WQE opcodes a QP type may carry (IBTA 9.4 / 10.8.4); kernel posting
- * and the engine's check of user WQEs (exec.c) both ask here.
- */
-bool urdma_opcode_valid(enum ib_qp_type type, int op)
-{
-	if (op < 0 || op >= URDMA_WQE_NUM_OPCODES)
-		return false;
-	switch (type) {
-	case IB_QPT_RC:
-		return true;
-	case IB_QPT_UC:
-		return op == URDMA_WQE_SEND || op == URDMA_WQE_SEND_IMM ||
-		       op == URDMA_WQE_SEND_INV ||
-		       op == URDMA_WQE_RDMA_WRITE ||
-		       op == URDMA_WQE_RDMA_WRITE_IMM ||
-		       op == URDMA_WQE_LOCAL_INV || op == URDMA_WQE_BIND_MW ||
-		       op == URDMA_WQE_REG_MR;
-	case IB_QPT_UD:
-	case IB_QPT_GSI:
-		return op == URDMA_WQE_SEND || op == URDMA_WQE_SEND_IMM;
-	default:
-		return false;
-	}
-}
-
 static void urdma_write_sges(struct urdma_sge *dst, const struct ib_sge *src,
 			     int num)
 {
@@ -107,10 +81,13 @@ static int urdma_write_send_wqe(struct urdma_qp *qp,
 				const struct ib_send_wr *wr)
 {
 	int op = urdma_wr_opcode(wr->opcode);
+	const struct urdma_wqe_op *o = urdma_wqe_op(op);
 
-	if (!urdma_opcode_valid(qp->ibqp.qp_type, op))
+	if (op < 0 || !urdma_wqe_op_allowed(op, qp->ibqp.qp_type))
 		return -EINVAL;
 	if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge)
+		return -EINVAL;
+	if ((wr->send_flags & IB_SEND_INLINE) && !(o->flags & URDMA_WOP_INLINE))
 		return -EINVAL;
 
 	memset(wqe, 0, sizeof(*wqe));
@@ -122,33 +99,12 @@ static int urdma_write_send_wqe(struct urdma_qp *qp,
 		wqe->flags |= URDMA_WQE_SOLICITED;
 	if (wr->send_flags & IB_SEND_FENCE)
 		wqe->flags |= URDMA_WQE_FENCE;
-
-	switch (op) {
-	case URDMA_WQE_SEND_IMM:
-	case URDMA_WQE_RDMA_WRITE_IMM:
+	if (o->flags & URDMA_WOP_IMM)
 		wqe->ex = (__force u32)wr->ex.imm_data;
-		break;
-	case URDMA_WQE_SEND_INV:
-	case URDMA_WQE_LOCAL_INV:
+	else if (o->flags & URDMA_WOP_INV)
 		wqe->ex = wr->ex.invalidate_rkey;
-		break;
-	}
 
-	switch (op) {
-	case URDMA_WQE_RDMA_WRITE:
-	case URDMA_WQE_RDMA_WRITE_IMM:
-	case URDMA_WQE_RDMA_READ:
-		wqe->rdma.remote_addr = rdma_wr(wr)->remote_addr;
-		wqe->rdma.rkey = rdma_wr(wr)->rkey;
-		break;
-	case URDMA_WQE_ATOMIC_CMP_SWP:
-	case URDMA_WQE_ATOMIC_FETCH_ADD:
-		wqe->atomic.remote_addr = atomic_wr(wr)->remote_addr;
-		wqe->atomic.rkey = atomic_wr(wr)->rkey;
-		wqe->atomic.compare_add = atomic_wr(wr)->compare_add;
-		wqe->atomic.swap = atomic_wr(wr)->swap;
-		break;
-	case URDMA_WQE_REG_MR: {
+	if (op == URDMA_WQE_REG_MR) {
 		const struct ib_reg_wr *reg = reg_wr(wr);
 
 		wqe->reg.iova = reg->mr->iova;
@@ -158,8 +114,17 @@ static int urdma_write_send_wqe(struct urdma_qp *qp,
 		wqe->reg.access = reg->access;
 		return 0;
 	}
-	case URDMA_WQE_LOCAL_INV:
+	if (o->flags & URDMA_WOP_LOCAL)
 		return 0;
+	if (o->flags & URDMA_WOP_ATOMIC) {
+		wqe->atomic.remote_addr = atomic_wr(wr)->remote_addr;
+		wqe->atomic.rkey = atomic_wr(wr)->rkey;
+		wqe->atomic.compare_add = atomic_wr(wr)->compare_add;
+		wqe->atomic.swap = atomic_wr(wr)->swap;
+	} else if (o->remote_access) {
+		/* urdma_wqe_rdma and _atomic start alike (ATOMIC_WRITE). */
+		wqe->rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		wqe->rdma.rkey = rdma_wr(wr)->rkey;
 	}
 
 	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {

@@ -523,7 +523,6 @@ bool urdma_stride_ok(u32 stride, u32 min_stride);
 u32 urdma_recv_stride_sges(u32 stride);
 
 /* post.c */
-bool urdma_opcode_valid(enum ib_qp_type type, int op);
 int urdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int urdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,

@@ -23,7 +23,7 @@ static bool urdma_req_head_done(struct urdma_qp *qp, struct urdma_inflight *f)
 		return true;
 	if (qp->sq_cons == w->req.cur)	/* not fully sent yet */
 		return false;
-	if (urdma_wqe_is_rd(urdma_slot_wqe(f)->opcode))
+	if (urdma_wop(urdma_slot_wqe(f)->opcode, URDMA_WOP_RD))
 		return false;
 	if (!urdma_is_rc(qp))
 		return true;
@@ -253,7 +253,7 @@ static void urdma_req_atomic_ack(struct urdma_engine *eng, struct urdma_qp *qp,
 	struct urdma_inflight *f = urdma_req_find(qp, pkt->psn);
 	u64 orig = be64_to_cpu(ack->orig);
 
-	if (!f || !urdma_wqe_is_rd(urdma_slot_wqe(f)->opcode) ||
+	if (!f || !urdma_wop(urdma_slot_wqe(f)->opcode, URDMA_WOP_RD) ||
 	    urdma_slot_wqe(f)->opcode == URDMA_WQE_RDMA_READ)
 		return;
 	if (urdma_req_place(eng, qp, f, 0, &orig, sizeof(orig)))

@@ -54,13 +54,9 @@ static inline u8 urdma_syn_nak(u8 code)
 /* PSNs a message of @len spans; a READ request spans its responses. */
 static inline u32 urdma_msg_npsn(u8 op, u32 len, u32 mtu)
 {
-	switch (op) {
-	case URDMA_WQE_ATOMIC_CMP_SWP:
-	case URDMA_WQE_ATOMIC_FETCH_ADD:
+	if (urdma_wop(op, URDMA_WOP_ATOMIC))
 		return 1;
-	default:
-		return max_t(u32, DIV_ROUND_UP(len, mtu), 1);
-	}
+	return max_t(u32, DIV_ROUND_UP(len, mtu), 1);
 }
 
 /* wire_comp.c: the completer */

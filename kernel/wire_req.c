@@ -17,39 +17,11 @@
 /* The wire opcode of the packet of a SEND or WRITE at @first/@last. */
 static u8 urdma_req_opcode(u8 op, bool first, bool last)
 {
-	bool write = op == URDMA_WQE_RDMA_WRITE ||
-		     op == URDMA_WQE_RDMA_WRITE_IMM;
+	const u8 *wire = urdma_wqe_op(op)->wire;
 
-	if (first && last) {
-		switch (op) {
-		case URDMA_WQE_SEND_IMM:
-			return URDMA_OP_SEND_ONLY_IMM;
-		case URDMA_WQE_SEND_INV:
-			return URDMA_OP_SEND_ONLY_INV;
-		case URDMA_WQE_RDMA_WRITE:
-			return URDMA_OP_WRITE_ONLY;
-		case URDMA_WQE_RDMA_WRITE_IMM:
-			return URDMA_OP_WRITE_ONLY_IMM;
-		default:
-			return URDMA_OP_SEND_ONLY;
-		}
-	}
 	if (first)
-		return write ? URDMA_OP_WRITE_FIRST : URDMA_OP_SEND_FIRST;
-	if (!last)
-		return write ? URDMA_OP_WRITE_MIDDLE : URDMA_OP_SEND_MIDDLE;
-	switch (op) {
-	case URDMA_WQE_SEND_IMM:
-		return URDMA_OP_SEND_LAST_IMM;
-	case URDMA_WQE_SEND_INV:
-		return URDMA_OP_SEND_LAST_INV;
-	case URDMA_WQE_RDMA_WRITE:
-		return URDMA_OP_WRITE_LAST;
-	case URDMA_WQE_RDMA_WRITE_IMM:
-		return URDMA_OP_WRITE_LAST_IMM;
-	default:
-		return URDMA_OP_SEND_LAST;
-	}
+		return wire[last ? URDMA_WIRE_ONLY : URDMA_WIRE_FIRST];
+	return wire[last ? URDMA_WIRE_LAST : URDMA_WIRE_MIDDLE];
 }
 
 /*
@@ -58,6 +30,10 @@ static u8 urdma_req_opcode(u8 op, bool first, bool last)
  * past it.  Return: false if no packet could be allocated (the engine
  * tries again on a later turn).
  */
+typedef bool (*urdma_req_build_fn)(struct urdma_qp *qp,
+				   struct urdma_inflight *f,
+				   struct urdma_tx *tx);
+
 static bool urdma_req_read_pkt(struct urdma_qp *qp, struct urdma_inflight *f,
 			       struct urdma_tx *tx)
 {
@@ -93,7 +69,7 @@ static bool urdma_req_atomic_pkt(struct urdma_qp *qp,
 	struct urdma_wire *w = qp->wire;
 	const struct urdma_send_wqe *wqe = urdma_slot_wqe(f);
 	bool cmp_swp = wqe->opcode == URDMA_WQE_ATOMIC_CMP_SWP;
-	u8 opcode = cmp_swp ? URDMA_OP_CMP_SWP : URDMA_OP_FETCH_ADD;
+	u8 opcode = urdma_wqe_op(wqe->opcode)->wire[URDMA_WIRE_ONLY];
 	struct urdma_atmeth *a;
 
 	if (urdma_wire_pkt(qp, opcode, w->req.psn, 0, true, false, tx))
@@ -145,6 +121,15 @@ static bool urdma_req_flush_pkt(struct urdma_qp *qp, struct urdma_inflight *f,
 	w->req.psn = urdma_psn_add(w->req.psn, 1);
 	return true;
 }
+
+/* The builder of each request of one packet; SEND and WRITE have none. */
+static const urdma_req_build_fn urdma_req_builders[URDMA_WQE_NUM_OPCODES] = {
+	[URDMA_WQE_RDMA_READ] = urdma_req_read_pkt,
+	[URDMA_WQE_ATOMIC_CMP_SWP] = urdma_req_atomic_pkt,
+	[URDMA_WQE_ATOMIC_FETCH_ADD] = urdma_req_atomic_pkt,
+	[URDMA_WQE_ATOMIC_WRITE] = urdma_req_atomic_write_pkt,
+	[URDMA_WQE_FLUSH] = urdma_req_flush_pkt,
+};
 
 /*
  * SEND or WRITE: the next packet of the message at w->req.off, its data
@@ -221,34 +206,22 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 			struct urdma_inflight *f, bool *wqe_sent)
 {
 	struct urdma_wire *w = qp->wire;
+	urdma_req_build_fn build;
 	struct urdma_tx tx;
 	bool built, last;
-	u8 status;
+	u8 op, status;
 
 	*wqe_sent = false;
-	switch (urdma_slot_wqe(f)->opcode) {
-	case URDMA_WQE_RDMA_READ:
-		built = urdma_req_read_pkt(qp, f, &tx);
+	op = urdma_slot_wqe(f)->opcode;
+	/* Checked by urdma_wqe_valid() when it was copied; still, in range. */
+	build = op < URDMA_WQE_NUM_OPCODES ? urdma_req_builders[op] : NULL;
+	if (build) {
+		built = build(qp, f, &tx);
 		last = true;
-		break;
-	case URDMA_WQE_ATOMIC_CMP_SWP:
-	case URDMA_WQE_ATOMIC_FETCH_ADD:
-		built = urdma_req_atomic_pkt(qp, f, &tx);
-		last = true;
-		break;
-	case URDMA_WQE_ATOMIC_WRITE:
-		built = urdma_req_atomic_write_pkt(qp, f, &tx);
-		last = true;
-		break;
-	case URDMA_WQE_FLUSH:
-		built = urdma_req_flush_pkt(qp, f, &tx);
-		last = true;
-		break;
-	default:
+	} else {
 		status = urdma_req_data_pkt(eng, qp, f, &tx, &built, &last);
 		if (status)
 			return status;
-		break;
 	}
 	if (!built)
 		return 0;
@@ -257,16 +230,6 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 		w->req.psn_max = w->req.psn;
 	urdma_wire_send(eng, qp, &tx);
 	return 0;
-}
-
-/*
- * FLUSH and ATOMIC_WRITE take a responder resource too, until their
- * answer (which completes them through w->comp.acked).
- */
-static bool urdma_wqe_takes_res(u8 op)
-{
-	return urdma_wqe_is_rd(op) || op == URDMA_WQE_FLUSH ||
-	       op == URDMA_WQE_ATOMIC_WRITE;
 }
 
 /* Outstanding READs, atomics, FLUSHes and ATOMIC_WRITEs. */
@@ -279,9 +242,9 @@ static u32 urdma_req_rd_count(struct urdma_qp *qp)
 		struct urdma_inflight *f = urdma_slot(w, i);
 		u8 op = urdma_slot_wqe(f)->opcode;
 
-		if (f->done || !urdma_wqe_takes_res(op))
+		if (f->done || !urdma_wop(op, URDMA_WOP_RES))
 			continue;
-		if (urdma_wqe_is_rd(op) ||
+		if (urdma_wop(op, URDMA_WOP_RD) ||
 		    (f->npsn && urdma_psn_diff(f->first_psn, w->comp.acked) > 0))
 			n++;
 	}
@@ -304,7 +267,7 @@ static bool urdma_req_prepare(struct urdma_engine *eng, struct urdma_qp *qp,
 			      struct urdma_inflight *f, bool idle)
 {
 	const struct urdma_send_wqe *wqe = &eng->scratch->swqe.hdr;
-	bool rd = urdma_wqe_is_rd(wqe->opcode);
+	bool rd = urdma_wop(wqe->opcode, URDMA_WOP_RD);
 	int nsrc;
 	u64 len;
 
@@ -314,7 +277,7 @@ static bool urdma_req_prepare(struct urdma_engine *eng, struct urdma_qp *qp,
 		f->done = true;
 		return true;
 	}
-	if (urdma_wqe_is_local(wqe->opcode)) {
+	if (urdma_wop(wqe->opcode, URDMA_WOP_LOCAL)) {
 		/* In order with the SQ: only when nothing is in flight. */
 		if (!idle)
 			return false;
@@ -452,7 +415,7 @@ VISIBLE_IF_KUNIT u32 urdma_req_resume_psn(struct urdma_qp *qp)
 
 		if (f->done || !f->npsn)
 			continue;
-		if (urdma_wqe_is_rd(urdma_slot_wqe(f)->opcode))
+		if (urdma_wop(urdma_slot_wqe(f)->opcode, URDMA_WOP_RD))
 			return urdma_psn_add(f->first_psn, f->got);
 		if (urdma_psn_diff(urdma_psn_add(f->first_psn, f->npsn - 1),
 				   w->comp.acked) > 0)

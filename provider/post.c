@@ -50,12 +50,12 @@
 /* The ibv_wr_* builders per QP type; the same opcodes as post_send. */
 #define URDMA_UD_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 #define URDMA_UC_SEND_OPS (URDMA_UD_SEND_OPS | \
-			   IBV_QP_EX_WITH_SEND_WITH_INV | \
 			   IBV_QP_EX_WITH_RDMA_WRITE | \
 			   IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 			   IBV_QP_EX_WITH_LOCAL_INV | \
 			   IBV_QP_EX_WITH_BIND_MW)
 #define URDMA_RC_SEND_OPS (URDMA_UC_SEND_OPS | \
+			   IBV_QP_EX_WITH_SEND_WITH_INV | \
 			   IBV_QP_EX_WITH_RDMA_READ | \
 			   IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
 			   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
@@ -70,6 +70,14 @@ URDMA_SAME_VALUE(URDMA_FLUSH_GLOBAL, IBV_FLUSH_GLOBAL);
 URDMA_SAME_VALUE(URDMA_FLUSH_PERSISTENT, IBV_FLUSH_PERSISTENT);
 URDMA_SAME_VALUE(URDMA_FLUSH_RANGE, IBV_FLUSH_RANGE);
 URDMA_SAME_VALUE(URDMA_FLUSH_MR, IBV_FLUSH_MR);
+/* So are urdma_wqe_ops[]' QP types and access flags. */
+URDMA_SAME_VALUE(URDMA_WOP_QP_RC, 1 << IBV_QPT_RC);
+URDMA_SAME_VALUE(URDMA_WOP_QP_UC, 1 << IBV_QPT_UC);
+URDMA_SAME_VALUE(URDMA_WOP_QP_UD & (1 << IBV_QPT_UD), 1 << IBV_QPT_UD);
+URDMA_SAME_VALUE(URDMA_ACCESS_LOCAL_WRITE, IBV_ACCESS_LOCAL_WRITE);
+URDMA_SAME_VALUE(URDMA_ACCESS_REMOTE_WRITE, IBV_ACCESS_REMOTE_WRITE);
+URDMA_SAME_VALUE(URDMA_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_READ);
+URDMA_SAME_VALUE(URDMA_ACCESS_REMOTE_ATOMIC, IBV_ACCESS_REMOTE_ATOMIC);
 
 uint64_t urdma_qp_send_ops(enum ibv_qp_type type)
 {
@@ -190,40 +198,19 @@ static int urdma_kick_rq(struct urdma_qp *qp)
 /* ---- send WQEs ------------------------------------------------------------ */
 
 /*
- * Which opcodes a QP type may post (IBTA 9.4, 10.8.4), as the engine
- * checks them (kernel/exec.c, urdma_wqe_opcode_ok): UC binds windows too.
+ * Which opcodes a QP type may post, and which carry inline data: the
+ * table the engine checks WQEs against (urdma_wqe_ops[]), less the
+ * kernel's own operations.
  */
 static bool urdma_opcode_valid(enum ibv_qp_type type, unsigned int op)
 {
-	switch (type) {
-	case IBV_QPT_RC:
-		return true;
-	case IBV_QPT_UC:
-		return op == URDMA_WQE_SEND || op == URDMA_WQE_SEND_IMM ||
-		       op == URDMA_WQE_SEND_INV ||
-		       op == URDMA_WQE_RDMA_WRITE ||
-		       op == URDMA_WQE_RDMA_WRITE_IMM ||
-		       op == URDMA_WQE_LOCAL_INV || op == URDMA_WQE_BIND_MW;
-	case IBV_QPT_UD:
-		return op == URDMA_WQE_SEND || op == URDMA_WQE_SEND_IMM;
-	default:
-		return false;
-	}
+	return urdma_wqe_op_allowed(op, type) &&
+	       !(urdma_wqe_op(op)->flags & URDMA_WOP_KERNEL);
 }
 
-/* Inline data is payload: only SENDs and RDMA WRITEs carry it. */
 static bool urdma_opcode_inline(unsigned int op)
 {
-	switch (op) {
-	case URDMA_WQE_SEND:
-	case URDMA_WQE_SEND_IMM:
-	case URDMA_WQE_SEND_INV:
-	case URDMA_WQE_RDMA_WRITE:
-	case URDMA_WQE_RDMA_WRITE_IMM:
-		return true;
-	default:
-		return false;
-	}
+	return urdma_wqe_op(op)->flags & URDMA_WOP_INLINE;
 }
 
 /*
@@ -351,6 +338,7 @@ static int urdma_build_send(struct urdma_qp *qp, uint32_t idx,
 			    const struct ibv_send_wr *wr)
 {
 	enum ibv_qp_type type = qp->vqp.qp.qp_type;
+	const struct urdma_wqe_op *o;
 	struct urdma_send_wqe *wqe;
 	int op = urdma_wr_opcode(wr->opcode);
 
@@ -367,38 +355,28 @@ static int urdma_build_send(struct urdma_qp *qp, uint32_t idx,
 
 	wqe = urdma_send_wqe_init(qp, idx, wr->wr_id, op, wr->send_flags);
 
-	switch (op) {
-	case URDMA_WQE_SEND_IMM:
-	case URDMA_WQE_RDMA_WRITE_IMM:
+	o = urdma_wqe_op(op);
+	if (o->flags & URDMA_WOP_IMM)
 		wqe->ex = urdma_be32_raw(wr->imm_data);
-		break;
-	case URDMA_WQE_SEND_INV:
-	case URDMA_WQE_LOCAL_INV:
+	else if (o->flags & URDMA_WOP_INV)
 		wqe->ex = wr->invalidate_rkey;
-		break;
-	}
 
-	switch (op) {
-	case URDMA_WQE_RDMA_WRITE:
-	case URDMA_WQE_RDMA_WRITE_IMM:
-	case URDMA_WQE_RDMA_READ:
-		wqe->rdma.remote_addr = wr->wr.rdma.remote_addr;
-		wqe->rdma.rkey = wr->wr.rdma.rkey;
-		break;
-	case URDMA_WQE_ATOMIC_CMP_SWP:
-	case URDMA_WQE_ATOMIC_FETCH_ADD:
-		wqe->atomic.remote_addr = wr->wr.atomic.remote_addr;
-		wqe->atomic.rkey = wr->wr.atomic.rkey;
-		wqe->atomic.compare_add = wr->wr.atomic.compare_add;
-		wqe->atomic.swap = wr->wr.atomic.swap;
-		break;
-	case URDMA_WQE_LOCAL_INV:
-		return 0;
-	case URDMA_WQE_BIND_MW:
+	if (op == URDMA_WQE_BIND_MW) {
 		/* Type 2: the caller chose the key (ibv_inc_rkey). */
 		urdma_send_wqe_bind(wqe, wr->bind_mw.rkey,
 				    &wr->bind_mw.bind_info);
 		return 0;
+	}
+	if (o->flags & URDMA_WOP_LOCAL)
+		return 0;
+	if (o->flags & URDMA_WOP_ATOMIC) {
+		wqe->atomic.remote_addr = wr->wr.atomic.remote_addr;
+		wqe->atomic.rkey = wr->wr.atomic.rkey;
+		wqe->atomic.compare_add = wr->wr.atomic.compare_add;
+		wqe->atomic.swap = wr->wr.atomic.swap;
+	} else if (o->remote_access) {
+		wqe->rdma.remote_addr = wr->wr.rdma.remote_addr;
+		wqe->rdma.rkey = wr->wr.rdma.rkey;
 	}
 
 	if (type == IBV_QPT_UD) {
@@ -618,6 +596,10 @@ static struct urdma_send_wqe *urdma_wr_new(struct ibv_qp_ex *ibvqp,
 	if (qp->wr_err)
 		return NULL;
 	if (!check_comp_mask(ibvqp->wr_flags, URDMA_WR_FLAGS)) {
+		urdma_wr_fail(qp, EINVAL);
+		return NULL;
+	}
+	if (!urdma_opcode_valid(ibvqp->qp_base.qp_type, op)) {
 		urdma_wr_fail(qp, EINVAL);
 		return NULL;
 	}

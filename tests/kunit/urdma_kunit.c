@@ -1810,6 +1810,126 @@ static void urdma_test_opcode_table(struct kunit *test)
 					    URDMA_H_ATMACK), 12 + 4);
 }
 
+/*
+ * urdma_wqe_ops[] against the verbs and the IBTA: each WQE opcode's
+ * completion opcode (ib_uverbs_wc_opcode), the QP types that may post it
+ * (IBTA 9.4 / 10.8.4: UD only SENDs, UC no READ or atomics), and the
+ * wire opcodes it is sent as, which must be requests of roce.c's table in
+ * the right position with the headers its flags promise.
+ */
+static const struct {
+	u8 op, wc;
+	bool uc, ud;
+} urdma_wqe_ibta[URDMA_WQE_NUM_OPCODES] = {
+	{ URDMA_WQE_RDMA_WRITE, IB_UVERBS_WC_RDMA_WRITE, true, false },
+	{ URDMA_WQE_RDMA_WRITE_IMM, IB_UVERBS_WC_RDMA_WRITE, true, false },
+	{ URDMA_WQE_SEND, IB_UVERBS_WC_SEND, true, true },
+	{ URDMA_WQE_SEND_IMM, IB_UVERBS_WC_SEND, true, true },
+	{ URDMA_WQE_RDMA_READ, IB_UVERBS_WC_RDMA_READ, false, false },
+	{ URDMA_WQE_ATOMIC_CMP_SWP, IB_UVERBS_WC_COMP_SWAP, false, false },
+	{ URDMA_WQE_ATOMIC_FETCH_ADD, IB_UVERBS_WC_FETCH_ADD, false, false },
+	{ URDMA_WQE_LOCAL_INV, IB_UVERBS_WC_LOCAL_INV, true, false },
+	{ URDMA_WQE_BIND_MW, IB_UVERBS_WC_BIND_MW, true, false },
+	{ URDMA_WQE_SEND_INV, IB_UVERBS_WC_SEND, false, false },
+	{ URDMA_WQE_ATOMIC_WRITE, IB_UVERBS_WC_ATOMIC_WRITE, false, false },
+	{ URDMA_WQE_FLUSH, IB_UVERBS_WC_FLUSH, false, false },
+	{ URDMA_WQE_REG_MR, URDMA_CQE_REG_MR, true, false },
+};
+
+/* The packet flags wire position @pos must have, for request @o. */
+static u32 urdma_wop_pos_flags(const struct urdma_wqe_op *o, int pos)
+{
+	static const u32 pf[] = {
+		[URDMA_WIRE_ONLY] = URDMA_PF_FIRST | URDMA_PF_LAST,
+		[URDMA_WIRE_FIRST] = URDMA_PF_FIRST,
+		[URDMA_WIRE_MIDDLE] = URDMA_PF_MIDDLE,
+		[URDMA_WIRE_LAST] = URDMA_PF_LAST,
+	};
+	u32 f = URDMA_PF_REQ | pf[pos];
+	bool ends = pos == URDMA_WIRE_ONLY || pos == URDMA_WIRE_LAST;
+
+	if (ends && (o->flags & URDMA_WOP_IMM))
+		f |= URDMA_PF_IMM;
+	if (ends && (o->flags & URDMA_WOP_INV))
+		f |= URDMA_PF_IETH;
+	/* Every packet of a SEND is one; a WRITE's only with its immediate. */
+	if ((o->flags & URDMA_WOP_RECV) && (ends || !o->remote_access))
+		f |= URDMA_PF_SEND;
+	if (o->flags & URDMA_WOP_ATOMIC)
+		f |= URDMA_PF_ATMETH;
+	else if (o->flags & URDMA_WOP_RES ||
+		 (o->remote_access && pos <= URDMA_WIRE_FIRST))
+		f |= URDMA_PF_RETH;
+	return f;
+}
+
+static void urdma_test_wqe_ops(struct kunit *test)
+{
+	u32 mask = URDMA_PF_REQ | URDMA_PF_FIRST | URDMA_PF_MIDDLE |
+		   URDMA_PF_LAST | URDMA_PF_IMM | URDMA_PF_IETH |
+		   URDMA_PF_SEND | URDMA_PF_ATMETH | URDMA_PF_RETH;
+	DECLARE_BITMAP(only, 32) = {};
+	const struct urdma_opcode *uc;
+	unsigned int op;
+	int pos;
+
+	for (op = 0; op < URDMA_WQE_NUM_OPCODES; op++) {
+		const struct urdma_wqe_op *o = urdma_wqe_op(op);
+		u8 w = o->wire[URDMA_WIRE_ONLY];
+
+		KUNIT_EXPECT_EQ_MSG(test, o->opcode, op, "table order");
+		KUNIT_EXPECT_EQ_MSG(test, urdma_wqe_ibta[op].op, op, "test order");
+		KUNIT_EXPECT_EQ_MSG(test, o->cqe_opcode, urdma_wqe_ibta[op].wc,
+				    "op %u", op);
+		KUNIT_EXPECT_TRUE(test, urdma_wqe_op_allowed(op, IB_QPT_RC));
+		KUNIT_EXPECT_EQ_MSG(test, urdma_wqe_op_allowed(op, IB_QPT_UC),
+				    urdma_wqe_ibta[op].uc, "op %u", op);
+		KUNIT_EXPECT_EQ_MSG(test, urdma_wqe_op_allowed(op, IB_QPT_UD),
+				    urdma_wqe_ibta[op].ud, "op %u", op);
+		KUNIT_EXPECT_EQ(test, urdma_wqe_op_allowed(op, IB_QPT_GSI),
+				urdma_wqe_ibta[op].ud);
+		/* Its SGEs take the answer of a READ or an atomic. */
+		KUNIT_EXPECT_EQ_MSG(test, o->local_access,
+				    o->flags & URDMA_WOP_RD ?
+				    IB_ACCESS_LOCAL_WRITE : 0, "op %u", op);
+		if (o->flags & URDMA_WOP_LOCAL) {
+			KUNIT_EXPECT_EQ(test, w, URDMA_WIRE_NONE);
+			KUNIT_EXPECT_EQ(test, o->remote_access, 0);
+			continue;
+		}
+		/* No two operations are sent as the same request. */
+		KUNIT_ASSERT_LT(test, w, 32);
+		KUNIT_EXPECT_FALSE_MSG(test, __test_and_set_bit(w, only),
+				       "wire %#x twice", w);
+		for (pos = URDMA_WIRE_ONLY; pos <= URDMA_WIRE_LAST; pos++) {
+			const struct urdma_opcode *rc;
+
+			w = o->wire[pos];
+			if (w == URDMA_WIRE_NONE) {
+				/* A request of one packet is a SEND or WRITE. */
+				KUNIT_EXPECT_FALSE(test, o->flags &
+						   URDMA_WOP_INLINE);
+				continue;
+			}
+			rc = &urdma_opcodes[URDMA_TR_RC | w];
+			KUNIT_EXPECT_EQ_MSG(test, rc->flags & mask,
+					    urdma_wop_pos_flags(o, pos),
+					    "op %u at %d: %s", op, pos, rc->name);
+		}
+		/* The other transports have the opcode if they allow it. */
+		w = o->wire[URDMA_WIRE_ONLY];
+		uc = &urdma_opcodes[URDMA_TR_UC | w];
+		KUNIT_EXPECT_EQ_MSG(test, !!uc->flags, urdma_wqe_ibta[op].uc,
+				    "op %u", op);
+		KUNIT_EXPECT_EQ_MSG(test, !!urdma_opcodes[URDMA_TR_UD | w].flags,
+				    urdma_wqe_ibta[op].ud, "op %u", op);
+	}
+	/* What is out of range is nobody's. */
+	KUNIT_EXPECT_FALSE(test, urdma_wqe_op_allowed(URDMA_WQE_NUM_OPCODES,
+						      IB_QPT_RC));
+	KUNIT_EXPECT_FALSE(test, urdma_wqe_op_allowed(URDMA_WQE_SEND, 200));
+}
+
 static void urdma_test_psn_math(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, urdma_psn_add(0xffffff, 1), 0);
@@ -2155,6 +2275,7 @@ static struct kunit_case urdma_logic_cases[] = {
 	KUNIT_CASE(urdma_test_ring_geometry),
 	KUNIT_CASE(urdma_test_kernel_ring),
 	KUNIT_CASE(urdma_test_opcode_table),
+	KUNIT_CASE(urdma_test_wqe_ops),
 	KUNIT_CASE(urdma_test_psn_math),
 	KUNIT_CASE_PARAM(urdma_test_psn_outstanding, urdma_psn_gen_params),
 	KUNIT_CASE_PARAM(urdma_test_rewind, urdma_rewind_gen_params),

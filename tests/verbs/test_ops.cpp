@@ -184,6 +184,30 @@ TEST_P(DataOps, UcRdmaWriteWithImm)
 {
 	writes(IBV_QPT_UC, IBV_WR_RDMA_WRITE_WITH_IMM);
 }
+// The IBTA has no SEND with Invalidate on UC (nor a UC wire opcode for
+// it): post_send refuses it (EINVAL), and a UC QP cannot ask for its
+// builder (EOPNOTSUPP, as for any send op the QP type lacks).
+TEST_P(DataOps, UcSendWithInvalidateIsRefused)
+{
+	QpPairOptions o = opts(IBV_QPT_UC);
+	QpPair p;
+	if (GetParam() == Api::WrApi) {
+		o.extra_send_ops = IBV_QP_EX_WITH_SEND_WITH_INV;
+		o.path = &path_;
+		std::string err;
+		EXPECT_FALSE(p.init(ctx_.get(), pd_.get(), o, &err));
+		EXPECT_EQ(err, "create QP a: " +
+				       std::string(strerror(EOPNOTSUPP)));
+		return;
+	}
+	ASSERT_NO_FATAL_FAILURE(make_pair(&p, o));
+	Region src = region(4096);
+	ASSERT_TRUE(src) << strerror(errno);
+	SendWr w = send_wr(1, IBV_WR_SEND_WITH_INV, { src.sge(0, 8) });
+	w.invalidate_rkey = 0x1234;
+	EXPECT_EQ(p.post_a({ w }), EINVAL);
+	EXPECT_TRUE(poll_quiet(p.cq_a(), 50).empty());
+}
 // UD: the receive buffer starts with the 40-byte GRH, IBV_WC_GRH is set,
 // byte_len counts it, src_qp names the sender.
 TEST_P(DataOps, UdSend) { sends(IBV_QPT_UD, IBV_WR_SEND); }

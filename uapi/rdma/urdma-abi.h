@@ -324,6 +324,124 @@ enum {
 };
 
 /*
+ * What each WQE opcode is, in one table that the provider and the engine
+ * both check WQEs against: urdma_wqe_ops[op] for enum urdma_wqe_opcode op.
+ */
+
+/*
+ * urdma_wqe_op.qp_types: bit n set if QP type n (enum ib_qp_type and
+ * enum ibv_qp_type share their values) may post the opcode.
+ */
+enum {
+	URDMA_WOP_QP_RC = 1 << 2,
+	URDMA_WOP_QP_UC = 1 << 3,
+	URDMA_WOP_QP_UD = 1 << 4 | 1 << 1,	/* UD and GSI */
+	URDMA_WOP_QP_ALL = URDMA_WOP_QP_RC | URDMA_WOP_QP_UC | URDMA_WOP_QP_UD,
+};
+
+/* urdma_wqe_op.flags */
+enum {
+	URDMA_WOP_INLINE = 1 << 0,	/* may carry inline data (payload) */
+	URDMA_WOP_IMM = 1 << 1,		/* ex is immediate data */
+	URDMA_WOP_INV = 1 << 2,		/* ex is an rkey to invalidate */
+	URDMA_WOP_RECV = 1 << 3,	/* consumes a receive WQE at the peer */
+	URDMA_WOP_RD = 1 << 4,		/* answered with data into its SGEs */
+	URDMA_WOP_RES = 1 << 5,		/* holds a responder resource */
+	URDMA_WOP_ATOMIC = 1 << 6,	/* an 8-byte atomic: CMP_SWP, FETCH_ADD */
+	URDMA_WOP_LOCAL = 1 << 7,	/* executed at the requester alone */
+	URDMA_WOP_KERNEL = 1 << 8,	/* kernel QPs only */
+};
+
+/* urdma_wqe_op.local_access and .remote_access: the IB_ACCESS_* values. */
+enum {
+	URDMA_ACCESS_LOCAL_WRITE = 1 << 0,
+	URDMA_ACCESS_REMOTE_WRITE = 1 << 1,
+	URDMA_ACCESS_REMOTE_READ = 1 << 2,
+	URDMA_ACCESS_REMOTE_ATOMIC = 1 << 3,
+};
+
+/*
+ * urdma_wqe_op.wire: the RC BTH opcodes (IBTA 9.2, table 39); the UC and
+ * UD ones add their transport's bits.  A request of one packet has only
+ * wire[URDMA_WIRE_ONLY]; a local operation has none.
+ */
+enum {
+	URDMA_WIRE_ONLY, URDMA_WIRE_FIRST, URDMA_WIRE_MIDDLE, URDMA_WIRE_LAST,
+	URDMA_WIRE_NONE = 0xff,
+};
+
+/* Not exchanged with the kernel: a table both sides compile in. */
+struct urdma_wqe_op {
+	__u8 opcode;		/* its own index, enum urdma_wqe_opcode */
+	__u8 cqe_opcode;	/* enum urdma_cqe_opcode of its completion */
+	__u8 qp_types;		/* URDMA_WOP_QP_* */
+	__u8 local_access;	/* what its SGEs' MRs must grant */
+	__u16 flags;		/* URDMA_WOP_* */
+	__u8 remote_access;	/* what the responder's QP and MR must grant */
+	__u8 wire[4];		/* indexed by URDMA_WIRE_* */
+};
+
+#define URDMA_WOP(op, cqe, qpts, flags, lacc, racc, only, first, mid, last) \
+	{ URDMA_WQE_##op, URDMA_CQE_##cqe, (qpts), (lacc), (flags), (racc), \
+	  { (only), (first), (mid), (last) } }
+#define URDMA_WOP_1(op, cqe, qpts, flags, lacc, racc, only) \
+	URDMA_WOP(op, cqe, qpts, flags, lacc, racc, only, URDMA_WIRE_NONE, \
+		  URDMA_WIRE_NONE, URDMA_WIRE_NONE)
+#define URDMA_WOP_LOC(op, cqe, flags) \
+	URDMA_WOP_1(op, cqe, URDMA_WOP_QP_RC | URDMA_WOP_QP_UC, \
+		    URDMA_WOP_LOCAL | (flags), 0, 0, URDMA_WIRE_NONE)
+
+/* In the order of enum urdma_wqe_opcode: opcode is the index. */
+static const struct urdma_wqe_op urdma_wqe_ops[URDMA_WQE_NUM_OPCODES] = {
+	URDMA_WOP(RDMA_WRITE, RDMA_WRITE, URDMA_WOP_QP_RC | URDMA_WOP_QP_UC,
+		  URDMA_WOP_INLINE, 0, URDMA_ACCESS_REMOTE_WRITE,
+		  0x0a, 0x06, 0x07, 0x08),
+	URDMA_WOP(RDMA_WRITE_IMM, RDMA_WRITE, URDMA_WOP_QP_RC | URDMA_WOP_QP_UC,
+		  URDMA_WOP_INLINE | URDMA_WOP_IMM | URDMA_WOP_RECV, 0,
+		  URDMA_ACCESS_REMOTE_WRITE, 0x0b, 0x06, 0x07, 0x09),
+	URDMA_WOP(SEND, SEND, URDMA_WOP_QP_ALL,
+		  URDMA_WOP_INLINE | URDMA_WOP_RECV, 0, 0,
+		  0x04, 0x00, 0x01, 0x02),
+	URDMA_WOP(SEND_IMM, SEND, URDMA_WOP_QP_ALL,
+		  URDMA_WOP_INLINE | URDMA_WOP_IMM | URDMA_WOP_RECV, 0, 0,
+		  0x05, 0x00, 0x01, 0x03),
+	URDMA_WOP_1(RDMA_READ, RDMA_READ, URDMA_WOP_QP_RC,
+		    URDMA_WOP_RD | URDMA_WOP_RES, URDMA_ACCESS_LOCAL_WRITE,
+		    URDMA_ACCESS_REMOTE_READ, 0x0c),
+	URDMA_WOP_1(ATOMIC_CMP_SWP, COMP_SWAP, URDMA_WOP_QP_RC,
+		    URDMA_WOP_RD | URDMA_WOP_RES | URDMA_WOP_ATOMIC,
+		    URDMA_ACCESS_LOCAL_WRITE, URDMA_ACCESS_REMOTE_ATOMIC, 0x13),
+	URDMA_WOP_1(ATOMIC_FETCH_ADD, FETCH_ADD, URDMA_WOP_QP_RC,
+		    URDMA_WOP_RD | URDMA_WOP_RES | URDMA_WOP_ATOMIC,
+		    URDMA_ACCESS_LOCAL_WRITE, URDMA_ACCESS_REMOTE_ATOMIC, 0x14),
+	URDMA_WOP_LOC(LOCAL_INV, LOCAL_INV, URDMA_WOP_INV),
+	URDMA_WOP_LOC(BIND_MW, BIND_MW, 0),
+	URDMA_WOP(SEND_INV, SEND, URDMA_WOP_QP_RC,
+		  URDMA_WOP_INLINE | URDMA_WOP_INV | URDMA_WOP_RECV, 0, 0,
+		  0x17, 0x00, 0x01, 0x16),
+	URDMA_WOP_1(ATOMIC_WRITE, ATOMIC_WRITE, URDMA_WOP_QP_RC, URDMA_WOP_RES,
+		    0, URDMA_ACCESS_REMOTE_WRITE, 0x1d),
+	URDMA_WOP_1(FLUSH, FLUSH, URDMA_WOP_QP_RC, URDMA_WOP_RES, 0, 0, 0x1c),
+	URDMA_WOP_LOC(REG_MR, REG_MR, URDMA_WOP_KERNEL),
+};
+
+/* The facts of opcode @op; an opcode out of range may be posted by none. */
+static inline const struct urdma_wqe_op *urdma_wqe_op(unsigned int op)
+{
+	static const struct urdma_wqe_op none = {
+		0xff, 0, 0, 0, 0, 0, { 0xff, 0xff, 0xff, 0xff }
+	};
+
+	return op < URDMA_WQE_NUM_OPCODES ? &urdma_wqe_ops[op] : &none;
+}
+
+/* May a QP of @qp_type (enum ib_qp_type / ibv_qp_type) post @op? */
+static inline int urdma_wqe_op_allowed(unsigned int op, unsigned int qp_type)
+{
+	return qp_type < 8 && (urdma_wqe_op(op)->qp_types & (1u << qp_type));
+}
+
+/*
  * A completion.  status takes the values of enum ibv_wc_status.  The
  * engine writes every other field, then owner last (release); owner is 1
  * on the ring's first pass, 0 on the second, and so on.
