@@ -285,7 +285,6 @@ static void urdma_dealloc_driver(struct ib_device *ibdev)
 {
 	struct urdma_dev *udev = to_udev(ibdev);
 
-	urdma_dev_list_del(udev);
 	urdma_dev_release_resources(udev);
 }
 
@@ -379,7 +378,6 @@ struct urdma_dev *urdma_dev_create(const char *name, struct net_device *ndev)
 	ibdev = &udev->ibdev;
 	udev->ndev = ndev;
 	netdev_hold(ndev, &udev->ndev_tracker, GFP_KERNEL);
-	INIT_LIST_HEAD(&udev->list);
 	ida_init(&udev->pd_ida);
 	ida_init(&udev->cq_ida);
 	ida_init(&udev->srq_ida);
@@ -389,6 +387,9 @@ struct urdma_dev *urdma_dev_create(const char *name, struct net_device *ndev)
 	mutex_init(&udev->mcast_mutex);
 	spin_lock_init(&udev->mcast_lock);
 	INIT_LIST_HEAD(&udev->mcast);
+	ret = urdma_devtab_add(udev);	/* -EEXIST: @ndev has a device */
+	if (ret)
+		goto err_dealloc;
 
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
@@ -412,9 +413,6 @@ struct urdma_dev *urdma_dev_create(const char *name, struct net_device *ndev)
 	 */
 	ret = urdma_engines_start(udev, strchr(name, '%') ?
 					netdev_name(ndev) : name);
-	if (ret)
-		goto err_dealloc;
-	ret = urdma_devtab_add(udev);
 	if (ret)
 		goto err_dealloc;
 	urdma_net_start(udev);

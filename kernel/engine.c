@@ -63,7 +63,6 @@
 #include <linux/sched.h>
 #include <linux/sched/stat.h>
 #include <linux/slab.h>
-#include <rdma/ib_cache.h>
 
 #include "exec.h"
 
@@ -106,108 +105,6 @@ MODULE_PARM_DESC(engine_cpus,
 /* Every engine thread of every device; urdma_engine_sync() walks it. */
 static LIST_HEAD(urdma_engines);
 static DEFINE_MUTEX(urdma_engines_lock);
-
-/* ---- device table --------------------------------------------------------- */
-
-/*
- * Devices by a module-wide id, so that the local path can name a peer
- * device in a QP's or AH's address vector without holding a reference.
- * Lookups run in an engine pass or under RCU; removal waits for both.
- *
- * Reserve, then publish: a device gets its id when it is created, but
- * lookups find it only once it is registered (urdma_devtab_publish()),
- * when its GID table exists.  Before that, rdma_find_gid_by_port() on it
- * would dereference the port data that ib_register_device() allocates.
- */
-static DEFINE_XARRAY_FLAGS(urdma_devtab, XA_FLAGS_ALLOC1);
-
-int urdma_devtab_add(struct urdma_dev *udev)
-{
-	static u32 next;
-	int ret;
-
-	/* Cyclic: an AV holding a deleted device's id must not reach a new one. */
-	ret = xa_alloc_cyclic(&urdma_devtab, &udev->id, NULL, xa_limit_32b,
-			      &next, GFP_KERNEL);
-	return ret < 0 ? ret : 0;
-}
-
-/* The device is registered: from here on lookups find it. */
-void urdma_devtab_publish(struct urdma_dev *udev)
-{
-	/* The slot is reserved, so this allocates nothing and cannot fail. */
-	WARN_ON(xa_err(xa_store(&urdma_devtab, udev->id, udev, GFP_KERNEL)));
-}
-
-void urdma_devtab_del(struct urdma_dev *udev)
-{
-	if (!udev->id)
-		return;
-	xa_erase(&urdma_devtab, udev->id);
-	synchronize_rcu();
-	urdma_engine_sync();
-	udev->id = 0;
-}
-
-struct urdma_dev *urdma_devtab_get(u32 id)
-{
-	return id ? xa_load(&urdma_devtab, id) : NULL;
-}
-
-/**
- * urdma_devtab_next - walk the devices: the next one from id *@id on
- * @id: where to start; advanced past the device returned
- *
- * For engine passes (devices are removed from the table, then the engines
- * are synced).  Return: a device, or NULL at the end.
- */
-struct urdma_dev *urdma_devtab_next(unsigned long *id)
-{
-	struct urdma_dev *udev = xa_find(&urdma_devtab, id, ULONG_MAX,
-					 XA_PRESENT);
-
-	if (udev)
-		(*id)++;
-	return udev;
-}
-
-/**
- * urdma_devtab_find_gid - the urdma device that owns a GID
- * @gid: a RoCEv2 GID
- * @net: the sender's network namespace
- *
- * The local path joins urdma devices whose netdevs share a network
- * namespace.  Between namespaces, traffic goes through the netdevs as
- * RoCEv2 packets, as between hosts, so that what sits between them (tc,
- * netem, netfilter, a veth pair) applies.  Within one namespace it could
- * not: the IP layer delivers a datagram to a local address over loopback.
- *
- * May be called in atomic context.  Return: the device's id, 0 if no urdma
- * device of this host and namespace has @gid.
- */
-u32 urdma_devtab_find_gid(const union ib_gid *gid, const struct net *net)
-{
-	const struct ib_gid_attr *attr;
-	struct urdma_dev *udev;
-	unsigned long id;
-	u32 found = 0;
-
-	rcu_read_lock();
-	xa_for_each(&urdma_devtab, id, udev) {
-		if (!net_eq(dev_net(udev->ndev), net))
-			continue;
-		attr = rdma_find_gid_by_port(&udev->ibdev, gid,
-					     IB_GID_TYPE_ROCE_UDP_ENCAP, 1,
-					     NULL);
-		if (IS_ERR(attr))
-			continue;
-		rdma_put_gid_attr(attr);
-		found = id;
-		break;
-	}
-	rcu_read_unlock();
-	return found;
-}
 
 /* ---- passes and quiescence ------------------------------------------------ */
 

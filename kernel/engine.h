@@ -162,14 +162,6 @@ void urdma_engine_notify(struct urdma_engine *eng);
 void urdma_engine_wake(struct urdma_engine *eng);
 u64 urdma_engine_counter(struct urdma_dev *udev, enum urdma_counter c);
 
-/* Module-wide device table: a stable id per device, for the local path. */
-int urdma_devtab_add(struct urdma_dev *udev);
-void urdma_devtab_publish(struct urdma_dev *udev);
-void urdma_devtab_del(struct urdma_dev *udev);
-struct urdma_dev *urdma_devtab_get(u32 id);
-u32 urdma_devtab_find_gid(const union ib_gid *gid, const struct net *net);
-struct urdma_dev *urdma_devtab_next(unsigned long *id);
-
 /* sched.c, wire.c, exec.c */
 int urdma_qp_run(struct urdma_engine *eng, struct urdma_qp *qp);
 void urdma_rx(struct urdma_engine *eng, struct sk_buff *skb);

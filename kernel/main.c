@@ -7,56 +7,151 @@
  *      the bound netdev unregistering (urdma_netdev_event, queued), or
  *      module exit (urdma_exit, synchronous);
  *   2. the core disassociates user contexts and destroys every object;
- *   3. the core calls urdma_dealloc_driver(), which takes the device off
- *      urdma_devs and drops the netdev reference;
+ *   3. the core calls urdma_dealloc_driver(), which takes the device out
+ *      of the registry (urdma_devtab_del()) and drops the netdev reference;
  *   4. the core frees the memory on the last put of the ib_device.
  */
 #include <linux/module.h>
+#include <rdma/ib_cache.h>
 #include <rdma/rdma_netlink.h>
 
 #include "urdma.h"
 #include "../uapi/rdma/urdma-abi.h"
 
+/* ---- the device registry ------------------------------------------------- */
+
 /*
- * urdma_devs holds every device from newlink until urdma_dealloc_driver.
- * urdma_devs_lock protects the list and the ->registered and ->ndev_gone
- * flags of its entries.  Lock order: RTNL -> urdma_devs_lock.  Never hold it
- * across ib_register_device() or ib_unregister_device().
+ * Every device from urdma_dev_create() until its release, by a module-wide
+ * id, so that the local path can name a peer device in an address vector
+ * without holding a reference.  Two kinds of reader:
+ *  - the control plane (newlink, netdev events, module exit) sees every
+ *    device, under urdma_devs_lock;
+ *  - the data path (engine passes, and RCU readers: the local path,
+ *    multicast, create_ah) sees only devices marked URDMA_DEV_LIVE, from
+ *    urdma_enable_driver() on, when the GID table exists.  Before that,
+ *    rdma_find_gid_by_port() would dereference the port data that
+ *    ib_register_device() allocates.
+ * Removal erases the entry, then waits for both kinds of data-path reader.
+ *
+ * urdma_devs_lock also protects the ->registered and ->ndev_gone flags.
+ * Lock order: RTNL -> urdma_devs_lock.  Never hold it across
+ * ib_register_device() or ib_unregister_device().
  */
-static LIST_HEAD(urdma_devs);
+static DEFINE_XARRAY_FLAGS(urdma_devs, XA_FLAGS_ALLOC1);
 static DEFINE_MUTEX(urdma_devs_lock);
+#define URDMA_DEV_LIVE	XA_MARK_1
 
 static struct urdma_dev *urdma_find_by_netdev(struct net_device *ndev)
 {
 	struct urdma_dev *udev;
+	unsigned long id;
 
 	lockdep_assert_held(&urdma_devs_lock);
-	list_for_each_entry(udev, &urdma_devs, list)
+	xa_for_each(&urdma_devs, id, udev)
 		if (udev->ndev == ndev)
 			return udev;
 	return NULL;
 }
 
-void urdma_dev_list_del(struct urdma_dev *udev)
+/* Give @udev its id; fails if its netdev already has a urdma device. */
+int urdma_devtab_add(struct urdma_dev *udev)
 {
-	mutex_lock(&urdma_devs_lock);
-	list_del_init(&udev->list);
-	mutex_unlock(&urdma_devs_lock);
-}
-
-/* Reserve @ndev for @udev; fails if @ndev already has a urdma device. */
-static int urdma_dev_list_add(struct urdma_dev *udev)
-{
-	int ret = 0;
+	static u32 next;
+	int ret;
 
 	mutex_lock(&urdma_devs_lock);
 	if (urdma_find_by_netdev(udev->ndev))
 		ret = -EEXIST;
-	else
-		list_add_tail(&udev->list, &urdma_devs);
+	else	/* cyclic: an AV holding a deleted device's id reaches no other */
+		ret = xa_alloc_cyclic(&urdma_devs, &udev->id, udev,
+				      xa_limit_32b, &next, GFP_KERNEL);
 	mutex_unlock(&urdma_devs_lock);
-	return ret;
+	return ret < 0 ? ret : 0;
 }
+
+/* The device is registered: from here on the data path finds it. */
+void urdma_devtab_publish(struct urdma_dev *udev)
+{
+	xa_set_mark(&urdma_devs, udev->id, URDMA_DEV_LIVE);
+}
+
+void urdma_devtab_del(struct urdma_dev *udev)
+{
+	if (!udev->id)
+		return;
+	mutex_lock(&urdma_devs_lock);
+	xa_erase(&urdma_devs, udev->id);
+	mutex_unlock(&urdma_devs_lock);
+	synchronize_rcu();
+	urdma_engine_sync();
+	udev->id = 0;
+}
+
+/* In an engine pass or under RCU.  Return: a live device, or NULL. */
+struct urdma_dev *urdma_devtab_get(u32 id)
+{
+	struct urdma_dev *udev = id ? xa_load(&urdma_devs, id) : NULL;
+
+	return udev && xa_get_mark(&urdma_devs, id, URDMA_DEV_LIVE) ?
+	       udev : NULL;
+}
+
+/**
+ * urdma_devtab_next - walk the live devices: the next one from id *@id on
+ * @id: where to start; advanced past the device returned
+ *
+ * For engine passes (devices are removed from the table, then the engines
+ * are synced).  Return: a device, or NULL at the end.
+ */
+struct urdma_dev *urdma_devtab_next(unsigned long *id)
+{
+	struct urdma_dev *udev = xa_find(&urdma_devs, id, ULONG_MAX,
+					 URDMA_DEV_LIVE);
+
+	if (udev)
+		(*id)++;
+	return udev;
+}
+
+/**
+ * urdma_devtab_find_gid - the urdma device that owns a GID
+ * @gid: a RoCEv2 GID
+ * @net: the sender's network namespace
+ *
+ * The local path joins urdma devices whose netdevs share a network
+ * namespace.  Between namespaces, traffic goes through the netdevs as
+ * RoCEv2 packets, as between hosts, so that what sits between them (tc,
+ * netem, netfilter, a veth pair) applies.  Within one namespace it could
+ * not: the IP layer delivers a datagram to a local address over loopback.
+ *
+ * May be called in atomic context.  Return: the device's id, 0 if no urdma
+ * device of this host and namespace has @gid.
+ */
+u32 urdma_devtab_find_gid(const union ib_gid *gid, const struct net *net)
+{
+	const struct ib_gid_attr *attr;
+	struct urdma_dev *udev;
+	unsigned long id;
+	u32 found = 0;
+
+	rcu_read_lock();
+	xa_for_each_marked(&urdma_devs, id, udev, URDMA_DEV_LIVE) {
+		if (!net_eq(dev_net(udev->ndev), net))
+			continue;
+		attr = rdma_find_gid_by_port(&udev->ibdev, gid,
+					     IB_GID_TYPE_ROCE_UDP_ENCAP, 1,
+					     NULL);
+		if (IS_ERR(attr))
+			continue;
+		rdma_put_gid_attr(attr);
+		found = id;
+		break;
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+/* ---- rdma link and netdev events ------------------------------------------ */
 
 /* Mark @udev registered; false if its netdev went away meanwhile. */
 static bool urdma_dev_publish(struct urdma_dev *udev)
@@ -76,19 +171,18 @@ static int urdma_newlink(const char *ibdev_name, struct net_device *ndev)
 	int ret;
 
 	udev = urdma_dev_create(ibdev_name, ndev);
-	if (IS_ERR(udev))
+	if (IS_ERR(udev)) {
+		if (PTR_ERR(udev) == -EEXIST)
+			pr_err_ratelimited("urdma: %s already has an RDMA device\n",
+					   netdev_name(ndev));
 		return PTR_ERR(udev);
-
-	ret = urdma_dev_list_add(udev);
-	if (ret) {
-		pr_err_ratelimited("urdma: %s already has an RDMA device\n",
-				   netdev_name(ndev));
-		goto err_destroy;
 	}
 
 	ret = urdma_dev_register(udev, ibdev_name);
-	if (ret)
-		goto err_list_del;
+	if (ret) {
+		urdma_dev_destroy(udev);
+		return ret;
+	}
 
 	if (!urdma_dev_publish(udev)) {
 		/* The netdev is unregistering; undo (ends in dealloc). */
@@ -96,12 +190,6 @@ static int urdma_newlink(const char *ibdev_name, struct net_device *ndev)
 		return -ENODEV;
 	}
 	return 0;
-
-err_list_del:
-	urdma_dev_list_del(udev);
-err_destroy:
-	urdma_dev_destroy(udev);
-	return ret;
 }
 
 static struct rdma_link_ops urdma_link_ops = {
@@ -163,17 +251,18 @@ static struct notifier_block urdma_netdev_nb = {
 /*
  * Unregister every device, waiting for unregistrations already queued.
  * Called after rdma_link_unregister(), which waits for running newlinks
- * (the core holds its link_ops_rwsem across them), so every device on the
- * list is registered.
+ * (the core holds its link_ops_rwsem across them), so every device in the
+ * registry is registered.
  */
 static void urdma_unregister_all(void)
 {
 	struct urdma_dev *udev;
+	unsigned long id;
 
 	for (;;) {
+		id = 0;
 		mutex_lock(&urdma_devs_lock);
-		udev = list_first_entry_or_null(&urdma_devs, struct urdma_dev,
-						list);
+		udev = xa_find(&urdma_devs, &id, ULONG_MAX, XA_PRESENT);
 		if (udev)
 			get_device(&udev->ibdev.dev);
 		mutex_unlock(&urdma_devs_lock);

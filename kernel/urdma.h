@@ -77,8 +77,6 @@ enum urdma_limits {
  * @ibdev:	the core's device; must be first (ib_alloc_device).
  * @ndev:	the bound netdev.  We hold a tracked reference from newlink
  *		until dealloc_driver, so it is valid for the device's life.
- * @list:	entry in the module's device list (urdma_devs, main.c),
- *		protected by urdma_devs_lock.
  * @registered:	ib_register_device() succeeded.  Protected by
  *		urdma_devs_lock.
  * @ndev_gone:	NETDEV_UNREGISTER arrived before @registered was set; the
@@ -97,7 +95,7 @@ enum urdma_limits {
  * @mr_gens:	the last MR generation handed out (struct urdma_mr @gen).
  * @qp_serials:	the last QP serial handed out (struct urdma_qp @serial).
  * @nr_mw:	memory windows in existence, checked against URDMA_MAX_MW.
- * @id:		module-wide device id (engine.c's device table), 0 if none.
+ * @id:		module-wide device id (main.c's registry), 0 if none.
  * @engines:	@num_engines engine threads (@engines_alloc allocated).
  * @state_page:	the engines' state, mapped read-only into user contexts.
  */
@@ -105,7 +103,6 @@ struct urdma_dev {
 	struct ib_device ibdev;
 	struct net_device *ndev;
 	netdevice_tracker ndev_tracker;
-	struct list_head list;
 	bool registered;
 	bool ndev_gone;
 	struct ida pd_ida;
@@ -458,8 +455,13 @@ struct rdma_hw_stats *urdma_alloc_hw_port_stats(struct ib_device *ibdev,
 int urdma_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index);
 
-/* main.c */
-void urdma_dev_list_del(struct urdma_dev *udev);
+/* main.c: the device registry, a stable id per device */
+int urdma_devtab_add(struct urdma_dev *udev);
+void urdma_devtab_publish(struct urdma_dev *udev);
+void urdma_devtab_del(struct urdma_dev *udev);
+struct urdma_dev *urdma_devtab_get(u32 id);
+u32 urdma_devtab_find_gid(const union ib_gid *gid, const struct net *net);
+struct urdma_dev *urdma_devtab_next(unsigned long *id);
 
 /* udata.c */
 int urdma_udata_get_cmd(struct ib_udata *udata, void *cmd, size_t size,
