@@ -162,36 +162,53 @@ u64 urdma_local_peer_serial(const struct urdma_av *av, u32 dqpn)
 	return serial;
 }
 
-/*
- * Find the responder of a WQE on the local path.  Return: 0; -EREMOTE if
- * the destination is not a urdma device of this host (the wire path);
- * -ENOENT if nobody answers (no such QP, a QP that does not receive, or an
- * RC or UC QP that is not connected to this one); -EINVAL if a UD WQE
+/**
+ * urdma_wqe_route - local or wire: decided here, once per WQE
+ * @qp: the sender
+ * @wqe: the WQE
+ * @peer: ->av is filled in for UD (the AH's address vector)
+ * @devid: the id of the urdma device the WQE goes to; 0: the wire
+ *
+ * A destination is on the local path if a urdma device of this host, in
+ * the sender's network namespace, has its GID: ->peer of its address
+ * vector, found when the vector was made (urdma_devtab_find_gid()).  An
+ * RC or UC QP's transport state lives with its connection, so the
+ * scheduler gives the whole turn of a QP whose path was on the wire at
+ * RTR to urdma_wire_run(); its WQEs never come here.
+ *
+ * Return: 0; -ENOENT if an RC or UC QP has no path; -EINVAL if a UD WQE
  * names no AH of its PD.
  */
-int urdma_find_peer(struct urdma_qp *qp, const struct urdma_send_wqe *wqe,
-		    struct urdma_peer *peer)
+int urdma_wqe_route(struct urdma_qp *qp, const struct urdma_send_wqe *wqe,
+		    struct urdma_peer *peer, u32 *devid)
+{
+	if (urdma_is_ud(qp)) {
+		if (!urdma_find_ah(to_udev(qp->ibqp.device), wqe->ud.ah_num,
+				   urdma_qp_pdn(qp), &peer->av))
+			return -EINVAL;
+		*devid = peer->av.peer;
+		return 0;
+	}
+	if (!qp->av_valid)
+		return -ENOENT;
+	*devid = READ_ONCE(qp->av.peer);
+	return 0;
+}
+
+/*
+ * The responder QP of a WQE on the local path, on device @devid.  Return:
+ * 0, or -ENOENT if nobody answers (no such QP, a QP that does not receive,
+ * or an RC or UC QP that is not connected to this one).
+ */
+static int urdma_peer_qp(struct urdma_qp *qp, const struct urdma_send_wqe *wqe,
+			 u32 devid, struct urdma_peer *peer)
 {
 	struct urdma_dev *udev = to_udev(qp->ibqp.device);
-	bool ud = qp->ibqp.qp_type == IB_QPT_UD ||
-		  qp->ibqp.qp_type == IB_QPT_GSI;
+	bool ud = urdma_is_ud(qp);
 	struct urdma_qp *pqp;
-	u32 devid, qpn;
+	u32 qpn;
 
-	if (ud) {
-		if (!urdma_find_ah(udev, wqe->ud.ah_num, urdma_qp_pdn(qp),
-				   &peer->av))
-			return -EINVAL;
-		devid = peer->av.peer;
-		qpn = wqe->ud.remote_qpn & IB_QPN_MASK;
-	} else {
-		if (!qp->av_valid)
-			return -ENOENT;
-		devid = READ_ONCE(qp->av.peer);
-		qpn = qp->attr.dest_qp_num;
-	}
-	if (!devid)
-		return -EREMOTE;	/* no urdma device here has that GID */
+	qpn = ud ? wqe->ud.remote_qpn & IB_QPN_MASK : qp->attr.dest_qp_num;
 	peer->dev = urdma_devtab_get(devid);
 	if (!peer->dev)
 		return -ENOENT;
@@ -209,6 +226,18 @@ int urdma_find_peer(struct urdma_qp *qp, const struct urdma_send_wqe *wqe,
 	peer->qp = pqp;
 	peer->pdn = urdma_qp_pdn(pqp);
 	return 0;
+}
+
+/* The responder of a WQE on the local path.  Return: 0 or -errno. */
+int urdma_find_peer(struct urdma_qp *qp, const struct urdma_send_wqe *wqe,
+		    struct urdma_peer *peer)
+{
+	u32 devid;
+	int ret = urdma_wqe_route(qp, wqe, peer, &devid);
+
+	if (ret)
+		return ret;
+	return devid ? urdma_peer_qp(qp, wqe, devid, peer) : -ENOENT;
 }
 
 /* ---- a send WQE: its checks and its local side ------------------------------ */
@@ -341,7 +370,7 @@ static u8 urdma_exec_gather(struct urdma_engine *eng, struct urdma_qp *qp,
 	status = urdma_wqe_gather(eng, qp, access, nsrc, len);
 	if (status)
 		return status;
-	if ((qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) &&
+	if (urdma_is_ud(qp) &&
 	    *len > ib_mtu_enum_to_int(urdma_mtu_from_netdev(udev->ndev->mtu)))
 		return IB_WC_LOC_LEN_ERR;
 	return IB_WC_SUCCESS;
@@ -491,6 +520,7 @@ enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 	const struct urdma_send_wqe *wqe = &eng->scratch->swqe.hdr;
 	struct urdma_peer peer;
 	int nsrc, access, ret;
+	u32 devid;
 	u64 len;
 
 	*byte_len = 0;
@@ -510,29 +540,29 @@ enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 	if (*status)
 		return URDMA_EXEC_DONE;
 
-	/* The remote side. */
-	ret = urdma_find_peer(qp, wqe, &peer);
+	ret = urdma_wqe_route(qp, wqe, &peer, &devid);
 	if (ret == -EINVAL) {
 		urdma_count(eng, URDMA_CNT_BAD_WQES);
 		*status = IB_WC_LOC_QP_OP_ERR;
 		return URDMA_EXEC_DONE;
 	}
-	if (ret == -EREMOTE && qp->ibqp.qp_type != IB_QPT_RC &&
-	    qp->ibqp.qp_type != IB_QPT_UC) {
+	if (!ret && !devid && urdma_is_ud(qp)) {
 		if (urdma_gid_is_mcast(&peer.av.dgid))
 			urdma_mcast_local(eng, qp, wqe, &peer.av, nsrc, len);
 		*status = urdma_ud_xmit(eng, qp, wqe, &peer.av, nsrc, len);
 		*byte_len = len;
 		return URDMA_EXEC_DONE;
 	}
+	/* (!devid: an RC or UC path that left this host after RTR.) */
+	if (!ret)
+		ret = devid ? urdma_peer_qp(qp, wqe, devid, &peer) : -ENOENT;
 	if (ret && qp->ibqp.qp_type == IB_QPT_RC)
 		return URDMA_EXEC_NO_PEER;
 	/*
 	 * Unreliable, and nobody answers; or UD with the wrong Q_Key (IBTA
 	 * 10.2.5): the message is simply lost.
 	 */
-	if (ret || ((peer.qp->ibqp.qp_type == IB_QPT_UD ||
-		     peer.qp->ibqp.qp_type == IB_QPT_GSI) &&
+	if (ret || (urdma_is_ud(peer.qp) &&
 		    !urdma_ud_qkey_ok(peer.qp, urdma_wqe_qkey(qp, wqe)))) {
 		*status = IB_WC_SUCCESS;
 		*byte_len = len;

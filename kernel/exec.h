@@ -125,6 +125,8 @@ bool urdma_ud_qkey_ok(const struct urdma_qp *qp, u32 qkey);
 u64 urdma_local_peer_serial(const struct urdma_av *av, u32 dqpn);
 bool urdma_find_ah(struct urdma_dev *udev, u32 ahn, u32 pdn,
 		   struct urdma_av *av);
+int urdma_wqe_route(struct urdma_qp *qp, const struct urdma_send_wqe *wqe,
+		    struct urdma_peer *peer, u32 *devid);
 int urdma_find_peer(struct urdma_qp *qp, const struct urdma_send_wqe *wqe,
 		    struct urdma_peer *peer);
 u8 urdma_wqe_gather(struct urdma_engine *eng, struct urdma_qp *qp,

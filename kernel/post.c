@@ -127,7 +127,7 @@ static int urdma_write_send_wqe(struct urdma_qp *qp,
 		wqe->rdma.rkey = rdma_wr(wr)->rkey;
 	}
 
-	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
+	if (urdma_is_ud(qp)) {
 		wqe->ud.remote_qpn = ud_wr(wr)->remote_qpn;
 		wqe->ud.remote_qkey = ud_wr(wr)->remote_qkey;
 		wqe->ud.ah_num = to_uah(ud_wr(wr)->ah)->ahn;

@@ -262,7 +262,7 @@ int urdma_deliver(struct urdma_engine *eng, struct urdma_qp *qp,
 	};
 	int ret;
 
-	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
+	if (urdma_is_ud(qp)) {
 		urdma_build_grh(eng->scratch->grh, &peer->av, len);
 		m.grh = eng->scratch->grh;
 		m.net_type = peer->av.net_type;

@@ -399,6 +399,12 @@ static inline struct urdma_qp *to_uqp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct urdma_qp, ibqp);
 }
 
+/* UD and the GSI QP (a UD QP with QPN 1) */
+static inline bool urdma_is_ud(const struct urdma_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
+
 static inline struct urdma_srq *to_usrq(struct ib_srq *ibsrq)
 {
 	return container_of(ibsrq, struct urdma_srq, ibsrq);

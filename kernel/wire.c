@@ -18,11 +18,6 @@
 
 #include "exec.h"
 
-static bool urdma_is_ud(const struct urdma_qp *qp)
-{
-	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
-}
-
 /* A P_Key matches the default partition, full or limited member. */
 static bool urdma_pkey_ok(u16 pkey)
 {
