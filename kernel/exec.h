@@ -186,17 +186,13 @@ u8 urdma_flush(const struct urdma_peer *peer, u8 type, u8 level, u32 rkey,
 u32 urdma_mcast_deliver(struct urdma_engine *eng, struct urdma_dev *udev,
 			const union ib_gid *gid, const struct urdma_qp *skip,
 			const struct urdma_msg *m, u32 qkey);
-
-/* wire.c */
 void urdma_mcast_local(struct urdma_engine *eng, struct urdma_qp *qp,
 		       const struct urdma_send_wqe *wqe,
 		       const struct urdma_av *av, int nsrc, u32 len);
+
+/* wire.c: UD packets, and received packets to their QP and role */
 u8 urdma_ud_xmit(struct urdma_engine *eng, struct urdma_qp *qp,
 		 const struct urdma_send_wqe *wqe, const struct urdma_av *av,
 		 int nsrc, u32 len);
-
-/* wire_rc.c: RC and UC (with wire_req.c, wire_comp.c, wire_resp.c) */
-bool urdma_rx_conn(struct urdma_engine *eng, struct urdma_qp *qp,
-		   const struct urdma_pkt *pkt);
 
 #endif /* URDMA_EXEC_H */

@@ -253,3 +253,44 @@ u32 urdma_mcast_deliver(struct urdma_engine *eng, struct urdma_dev *udev,
 	}
 	return got;
 }
+
+/**
+ * urdma_mcast_local - a UD send to a multicast group, to this host's QPs
+ * @eng: the engine
+ * @qp: the sender (it does not receive its own message)
+ * @wqe: the WQE; @nsrc pieces of @len bytes gathered in the scratch area
+ * @av: its AH's address vector: the group is the destination GID
+ *
+ * Only the urdma devices in the sender's network namespace take it, as on
+ * the unicast local path (urdma_devtab_find_gid()): a namespace is a host
+ * of its own.  The message also goes on the wire (urdma_ud_xmit()).
+ */
+void urdma_mcast_local(struct urdma_engine *eng, struct urdma_qp *qp,
+		       const struct urdma_send_wqe *wqe,
+		       const struct urdma_av *av, int nsrc, u32 len)
+{
+	u32 qkey = urdma_wqe_qkey(qp, wqe);
+	struct urdma_msg m = {
+		.src = eng->scratch->src,
+		.nsrc = nsrc,
+		.len = len,
+		.grh = eng->scratch->grh,
+		.src_qp = qp->ibqp.qp_num,
+		.cqe_opcode = URDMA_CQE_RECV,
+		.net_type = av->net_type,
+		.sl = av->sl,
+		.solicited = wqe->flags & URDMA_WQE_SOLICITED,
+	};
+	const struct net *net = dev_net(to_udev(qp->ibqp.device)->ndev);
+	struct urdma_dev *udev;
+	unsigned long id = 0;
+
+	if (wqe->opcode == URDMA_WQE_SEND_IMM) {
+		m.cqe_flags = URDMA_CQE_IMM;
+		m.ex = wqe->ex;
+	}
+	urdma_build_grh(eng->scratch->grh, av, len);
+	while ((udev = urdma_devtab_next(&id)))
+		if (net_eq(dev_net(udev->ndev), net))
+			urdma_mcast_deliver(eng, udev, &av->dgid, qp, &m, qkey);
+}

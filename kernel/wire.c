@@ -10,6 +10,12 @@
  * destination QP; the receive buffer starts with the 40-byte GRH made from
  * the packet's IP header, as IBTA A17.4.5.1 says (IPv4: 20 bytes of zeros,
  * then the IPv4 header).
+ *
+ * The receive demux.  urdma_rx() takes every packet the engine received:
+ * a UD packet to its QP (or, to QPN 0xffffff, to a multicast group's QPs:
+ * mcast.c), an RC or UC packet, once it is known to come from the QP's
+ * peer, to the completer (a response: wire_comp.c) or the responder (a
+ * request: wire_resp.c).
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -17,6 +23,7 @@
 #include <rdma/ib_mad.h>
 
 #include "exec.h"
+#include "wire_rc.h"
 
 /* A P_Key matches the default partition, full or limited member. */
 static bool urdma_pkey_ok(u16 pkey)
@@ -86,47 +93,6 @@ u8 urdma_ud_xmit(struct urdma_engine *eng, struct urdma_qp *qp,
 	else
 		urdma_count(eng, URDMA_CNT_TX_PKTS);
 	return IB_WC_SUCCESS;
-}
-
-/**
- * urdma_mcast_local - a UD send to a multicast group, to this host's QPs
- * @eng: the engine
- * @qp: the sender (it does not receive its own message)
- * @wqe: the WQE; @nsrc pieces of @len bytes gathered in the scratch area
- * @av: its AH's address vector: the group is the destination GID
- *
- * Only the urdma devices in the sender's network namespace take it, as on
- * the unicast local path (urdma_devtab_find_gid()): a namespace is a host
- * of its own.  The message also goes on the wire (urdma_ud_xmit()).
- */
-void urdma_mcast_local(struct urdma_engine *eng, struct urdma_qp *qp,
-		       const struct urdma_send_wqe *wqe,
-		       const struct urdma_av *av, int nsrc, u32 len)
-{
-	u32 qkey = urdma_wqe_qkey(qp, wqe);
-	struct urdma_msg m = {
-		.src = eng->scratch->src,
-		.nsrc = nsrc,
-		.len = len,
-		.grh = eng->scratch->grh,
-		.src_qp = qp->ibqp.qp_num,
-		.cqe_opcode = URDMA_CQE_RECV,
-		.net_type = av->net_type,
-		.sl = av->sl,
-		.solicited = wqe->flags & URDMA_WQE_SOLICITED,
-	};
-	const struct net *net = dev_net(to_udev(qp->ibqp.device)->ndev);
-	struct urdma_dev *udev;
-	unsigned long id = 0;
-
-	if (wqe->opcode == URDMA_WQE_SEND_IMM) {
-		m.cqe_flags = URDMA_CQE_IMM;
-		m.ex = wqe->ex;
-	}
-	urdma_build_grh(eng->scratch->grh, av, len);
-	while ((udev = urdma_devtab_next(&id)))
-		if (net_eq(dev_net(udev->ndev), net))
-			urdma_mcast_deliver(eng, udev, &av->dgid, qp, &m, qkey);
 }
 
 /* The GRH a UD receive starts with, from the packet's IP header. */
@@ -213,6 +179,45 @@ static bool urdma_rx_mcast(struct urdma_engine *eng,
 		return false;
 	qkey = urdma_ud_pkt_msg(eng, pkt, &src, &m);
 	return urdma_mcast_deliver(eng, eng->udev, &dgid, NULL, &m, qkey) > 0;
+}
+
+/*
+ * Whether @pkt comes from the address @qp is connected to and is addressed
+ * to the QP's own (IPv4 addresses as IPv4-mapped GIDs, as in the AV).
+ */
+static bool urdma_pkt_from_peer(const struct urdma_qp *qp,
+				const struct urdma_pkt *pkt)
+{
+	union ib_gid sgid, dgid;
+
+	urdma_pkt_gids(pkt, &sgid, &dgid);
+	return !memcmp(&sgid, &qp->av.dgid, sizeof(sgid)) &&
+	       !memcmp(&dgid, &qp->av.sgid, sizeof(dgid));
+}
+
+/**
+ * urdma_rx_conn - an RC or UC packet for @qp
+ * @eng: the QP's engine, in a pass
+ * @qp: the destination QP, which receives (RTR or later)
+ * @pkt: the packet
+ *
+ * Return: false if it does not belong to this QP: another transport, or
+ * another source or destination address than the QP's path (dropped and
+ * counted).
+ */
+static bool urdma_rx_conn(struct urdma_engine *eng, struct urdma_qp *qp,
+			  const struct urdma_pkt *pkt)
+{
+	bool rc_pkt = (pkt->opcode & 0xe0) == URDMA_TR_RC;
+
+	if (!READ_ONCE(qp->use_wire) || rc_pkt != urdma_is_rc(qp) ||
+	    (pkt->flags & URDMA_PF_DETH) || !urdma_pkt_from_peer(qp, pkt))
+		return false;
+	if (pkt->flags & URDMA_PF_RESP)
+		urdma_req_rx(eng, qp, pkt);
+	else
+		urdma_resp_rx(eng, qp, pkt);
+	return true;
 }
 
 /**

@@ -26,17 +26,17 @@
  * a packet drops the message.
  *
  * Who may speak.  A packet counts only if it comes from the address the QP
- * is connected to, to the QP's own address (urdma_rx_conn(), as rxe's
- * check_addr()), and only inside the QP's PSN window: a response only for
+ * is connected to, to the QP's own address (urdma_rx_conn() in wire.c, as
+ * rxe's check_addr()), and only inside the QP's PSN window: a response only for
  * a PSN that is outstanding (urdma_req_psn_outstanding()), a request only
  * at the expected PSN (earlier ones are duplicates, answered from what was
  * already done; later ones draw a sequence NAK).  RoCE has no
  * authentication beyond that: a forged packet with the peer's address and
  * an in-window PSN cannot be told from the peer's (docs/security.md).
  *
- * Files.  This one: the wire state's lifetime, building packets, the demux
- * of a received packet to the requester or the responder, and the QP's
- * turn in a pass.  wire_req.c is the requester (transmit, go-back, the
+ * Files.  This one: the wire state's lifetime, building packets and the
+ * QP's turn in a pass.  wire.c hands a received packet to the completer or
+ * the responder.  wire_req.c is the requester (transmit, go-back, the
  * retransmit timer), wire_comp.c the completer (ACKs, NAKs and responses;
  * completions in SQ order), wire_resp.c the responder; wire_rc.h is what
  * they share.
@@ -196,46 +196,7 @@ void urdma_send_ack(struct urdma_engine *eng, struct urdma_qp *qp,
 	urdma_wire_send(eng, qp, &tx);
 }
 
-/* ---- the demux and the QP's turn ---------------------------------------- */
-
-/*
- * Whether @pkt comes from the address @qp is connected to and is addressed
- * to the QP's own (IPv4 addresses as IPv4-mapped GIDs, as in the AV).
- */
-static bool urdma_pkt_from_peer(const struct urdma_qp *qp,
-				const struct urdma_pkt *pkt)
-{
-	union ib_gid sgid, dgid;
-
-	urdma_pkt_gids(pkt, &sgid, &dgid);
-	return !memcmp(&sgid, &qp->av.dgid, sizeof(sgid)) &&
-	       !memcmp(&dgid, &qp->av.sgid, sizeof(dgid));
-}
-
-/**
- * urdma_rx_conn - an RC or UC packet for @qp
- * @eng: the QP's engine, in a pass
- * @qp: the destination QP, which receives (RTR or later)
- * @pkt: the packet
- *
- * Return: false if it does not belong to this QP: another transport, or
- * another source or destination address than the QP's path (dropped and
- * counted).
- */
-bool urdma_rx_conn(struct urdma_engine *eng, struct urdma_qp *qp,
-		   const struct urdma_pkt *pkt)
-{
-	bool rc_pkt = (pkt->opcode & 0xe0) == URDMA_TR_RC;
-
-	if (!READ_ONCE(qp->use_wire) || rc_pkt != urdma_is_rc(qp) ||
-	    (pkt->flags & URDMA_PF_DETH) || !urdma_pkt_from_peer(qp, pkt))
-		return false;
-	if (pkt->flags & URDMA_PF_RESP)
-		urdma_req_rx(eng, qp, pkt);
-	else
-		urdma_resp_rx(eng, qp, pkt);
-	return true;
-}
+/* ---- the QP's turn ------------------------------------------------------- */
 
 /**
  * urdma_wire_run - a wire QP's turn in a pass
