@@ -175,10 +175,14 @@ static u8 urdma_req_data_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 	if (hdrs & URDMA_PF_RETH)
 		urdma_put_reth(urdma_tx_hdr(tx, opcode, URDMA_H_RETH),
 			       wqe->rdma.remote_addr, wqe->rdma.rkey, f->len);
-	if (hdrs & URDMA_PF_IMM)
+	/* ex: ImmDt, big-endian already; or the rkey, in CPU order. */
+	if (hdrs & URDMA_PF_IMM) {
 		memcpy(urdma_tx_hdr(tx, opcode, URDMA_H_IMM), &wqe->ex, 4);
-	else if (hdrs & URDMA_PF_IETH)
-		memcpy(urdma_tx_hdr(tx, opcode, URDMA_H_IETH), &wqe->ex, 4);
+	} else if (hdrs & URDMA_PF_IETH) {
+		__be32 rkey = cpu_to_be32(wqe->ex);
+
+		memcpy(urdma_tx_hdr(tx, opcode, URDMA_H_IETH), &rkey, 4);
+	}
 	if (pay) {
 		urdma_sgl_skip(s->src, nsrc, w->req.off);
 		dst.kva = tx->payload;

@@ -20,6 +20,12 @@ the device behaved, 1 if not.
         Over the wire from A to B, a chain of three RDMA WRITEs whose second
         has a bad lkey: the first lands, the second fails (LOC_PROT_ERR)
         and the third is flushed and never reaches B's memory.
+  sendinv --dev-a A --gid-a G --dev-b B --gid-b G --rounds N
+        Over the wire from A to B, SEND_WITH_INV naming a type 2 window
+        that B bound on its QP: B's completion says it invalidated that
+        rkey (IBV_WC_WITH_INV), and a WRITE through it then fails with
+        REM_ACCESS_ERR.  The IETH carries the rkey in network order, as rxe
+        and every other RoCE device read it.
   ahloop --dev D --gid-index G --seconds S
         Create and destroy address handles on D, to a GID no urdma device
         has, as fast as possible (each one looks at every urdma device).
@@ -272,6 +278,75 @@ def stop(a):
     return 1 if problems else 0
 
 
+# ---- sendinv -------------------------------------------------------------
+
+def poll_one(cq, secs=20):
+    """The next completion on @cq, or None after @secs."""
+    end = time.time() + secs
+    while time.time() < end:
+        n, wcs = cq.poll(num_entries=1)
+        if n:
+            return wcs[0]
+        time.sleep(0.001)
+    return None
+
+
+def sendinv(a):
+    """SEND_WITH_INV between two devices on the wire."""
+    sa, sb = Side(a.dev_a, a.gid_a), Side(a.dev_b, a.gid_b)
+    size = 4096
+    wmr = MR(sb.pd, size, access() | e.IBV_ACCESS_MW_BIND)
+    problems = []
+    for rnd in range(a.rounds):
+        sa.new_qp()
+        sb.new_qp()
+        pa, pb = random.randrange(1 << 24), random.randrange(1 << 24)
+        sa.connect(sb, pa, pb)
+        sb.connect(sa, pb, pa)
+        mw = MW(sb.pd, e.IBV_MW_TYPE_2)
+        bind = SendWR(wr_id=10, opcode=e.IBV_WR_BIND_MW)
+        bind.set_bind_wr(mw, MWBindInfo(wmr, wmr.buf, size,
+                                        e.IBV_ACCESS_REMOTE_WRITE))
+        sb.qp.post_send(bind)
+        wc = poll_one(sb.cq)
+        if not wc or wc.status != e.IBV_WC_SUCCESS:
+            problems.append(f"round {rnd}: the bind: {wc and wc.status}")
+            break
+        rkey = bind.rkey
+        sb.qp.post_recv(RecvWR(wr_id=33, num_sge=1,
+                               sg=[SGE(sb.mr.buf, size, sb.mr.lkey)]))
+        sa.mr.write(pattern(rnd)[:200], 200, 0)
+        # imm_data shares the union with invalidate_rkey (CPU order).
+        sa.qp.post_send(SendWR(wr_id=1, opcode=e.IBV_WR_SEND_WITH_INV,
+                               num_sge=1, sg=[SGE(sa.mr.buf, 200,
+                                                  sa.mr.lkey)],
+                               imm_data=rkey))
+        wa, wb = poll_one(sa.cq), poll_one(sb.cq)
+        if not wa or wa.status != e.IBV_WC_SUCCESS:
+            problems.append(f"round {rnd}: the SEND_WITH_INV completed "
+                            f"with {wa and wa.status}")
+        if not wb or wb.status != e.IBV_WC_SUCCESS or wb.wr_id != 33 or \
+                not wb.wc_flags & e.IBV_WC_WITH_INV or \
+                wb.imm_data != rkey or wb.byte_len != 200:
+            problems.append(
+                f"round {rnd}: receive completion status "
+                f"{wb and wb.status}, flags {wb and wb.wc_flags:#x}, "
+                f"rkey {wb and wb.imm_data:#x} (want {rkey:#x})")
+        elif sb.mr.read(200, 0) != pattern(rnd)[:200]:
+            problems.append(f"round {rnd}: the SEND's bytes differ")
+        wr = SendWR(wr_id=2, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
+                    sg=[SGE(sa.mr.buf, 64, sa.mr.lkey)])
+        wr.set_wr_rdma(rkey, wmr.buf)
+        sa.qp.post_send(wr)
+        wa = poll_one(sa.cq)
+        if not wa or wa.status != e.IBV_WC_REM_ACCESS_ERR:
+            problems.append(f"round {rnd}: a WRITE through the invalidated "
+                            f"window completed with {wa and wa.status}")
+        mw.close()
+    diag(f"{a.rounds} rounds of bind, SEND_WITH_INV, WRITE", *problems[:10])
+    return 1 if problems else 0
+
+
 # ---- ahloop --------------------------------------------------------------
 
 def ahloop(a):
@@ -291,16 +366,17 @@ def ahloop(a):
 def import_pyverbs():
     """pyverbs, for the subcommands that need it (spoof does not: it must
     start fast, and pyverbs is slow to load on the debug kernel)."""
-    global AH, AHAttr, GID, GlobalRoute, CQ, Context, MR, PD
-    global PyverbsRDMAError, QP, QPAttr, QPCap, QPInitAttr, SendWR, SGE, e
+    global AH, AHAttr, GID, GlobalRoute, CQ, Context, MR, MW, MWBindInfo, PD
+    global PyverbsRDMAError, QP, QPAttr, QPCap, QPInitAttr, RecvWR, SendWR
+    global SGE, e
     from pyverbs.addr import AH, AHAttr, GID, GlobalRoute
     from pyverbs.cq import CQ
     from pyverbs.device import Context
-    from pyverbs.mr import MR
+    from pyverbs.mr import MR, MW, MWBindInfo
     from pyverbs.pd import PD
     from pyverbs.pyverbs_error import PyverbsRDMAError
     from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
-    from pyverbs.wr import SendWR, SGE
+    from pyverbs.wr import RecvWR, SendWR, SGE
     import pyverbs.enums as e
 
 
@@ -315,7 +391,7 @@ def main():
     s.add_argument("--peer-ip", required=True)
     s.add_argument("--spoof-ip", required=True)
     s.add_argument("--count", type=int, default=256)
-    for cmd in ("mtu", "stop"):       # two devices on the wire
+    for cmd in ("mtu", "stop", "sendinv"):    # two devices on the wire
         s = sub.add_parser(cmd)
         s.add_argument("--dev-a", required=True)
         s.add_argument("--gid-a", type=int, required=True)
@@ -333,7 +409,7 @@ def main():
     a = p.parse_args()
     if a.cmd != "spoof":
         import_pyverbs()
-    return {"spoof": spoof, "mtu": mtu, "stop": stop,
+    return {"spoof": spoof, "mtu": mtu, "stop": stop, "sendinv": sendinv,
             "ahloop": ahloop}[a.cmd](a)
 
 

@@ -187,6 +187,30 @@ failed_stops() {
 	wire_down
 }
 
+# SEND_WITH_INV over the wire: the IETH names the rkey in network order, so
+# the receiver invalidates the window it was told to (an NVMe-oF target's
+# responses invalidate the host's MR this way), says so in its completion,
+# and refuses a WRITE through it afterwards.
+send_inv_wire() {
+	local rc rounds=10
+	[ "${URDMA_KERNEL:-}" = debug ] && rounds=3
+	if ! wire_up; then
+		tap_fail "SEND_WITH_INV on the wire: the wire pair comes up"
+		return
+	fi
+	timeout -k 5 120 "${PY[@]}" sendinv --dev-a urdma_w0 --gid-a "$GW0" \
+		--dev-b urdma_w1 --gid-b "$GW1" --rounds $rounds \
+		>"$LOG/sendinv.out" 2>&1
+	rc=$?
+	if [ $rc = 0 ]; then
+		tap_ok "SEND_WITH_INV on the wire invalidates the rkey it names"
+	else
+		tap_fail "SEND_WITH_INV on the wire invalidates the rkey it names" \
+			"exit $rc" "$(tail -n 12 "$LOG/sendinv.out")"
+	fi
+	wire_down
+}
+
 # ---- device creation racing address handles -------------------------------
 
 # urdma devices come and go on a veth pair while a process creates address
@@ -248,8 +272,8 @@ if [ "$NETDEV" != veth0 ]; then
 	tap_done
 fi
 # Arguments pick cases (a function name each); default: all of them.
-CASES=(keys_hidden forged_naks mtu_flips failed_stops devices_vs_ahs
-	mcast_netns)
+CASES=(keys_hidden forged_naks mtu_flips failed_stops send_inv_wire
+	devices_vs_ahs mcast_netns)
 for c in "${@:-${CASES[@]}}"; do
 	"$c"
 done
