@@ -109,6 +109,42 @@ TEST_F(AhTest, BadAttributesAreEinval)
 	EXPECT_EQ(create_fails(ah_attr_), 0);
 }
 
+// What real clients pass.  UCX's ud_verbs and rc_verbs on RoCE: a non-zero
+// DLID (49152; RoCE has no LIDs and ignores it), SL 0, and traffic class
+// 106 (DSCP 26, ECN-capable).  Others set an SL, a flow label, a hop limit
+// and a static rate.  Each is accepted.
+TEST_F(AhTest, AttributesRealClientsPassAreAccepted)
+{
+	struct Case {
+		const char *what;
+		void (*set)(ibv_ah_attr &);
+	};
+	const Case cases[] = {
+		{ "UCX: dlid 49152, sl 0, traffic class 106",
+		  [](ibv_ah_attr &a) {
+			  a.dlid = 49152;
+			  a.sl = 0;
+			  a.src_path_bits = 0;
+			  a.grh.traffic_class = 106;
+		  } },
+		{ "sl 7", [](ibv_ah_attr &a) { a.sl = 7; } },
+		{ "flow label 0xfffff",
+		  [](ibv_ah_attr &a) { a.grh.flow_label = 0xfffff; } },
+		{ "hop limit 1", [](ibv_ah_attr &a) { a.grh.hop_limit = 1; } },
+		{ "static rate 100 Gb/s",
+		  [](ibv_ah_attr &a) { a.static_rate = IBV_RATE_100_GBPS; } },
+		{ "src_path_bits 3", [](ibv_ah_attr &a) { a.src_path_bits = 3; } },
+	};
+	for (const Case &c : cases) {
+		SCOPED_TRACE(c.what);
+		ibv_ah_attr a = ah_attr_;
+		c.set(a);
+		Ah ah = create(a);
+		ASSERT_TRUE(ah) << strerror(errno);
+		EXPECT_EQ(ibv_destroy_ah(ah.release()), 0);
+	}
+}
+
 // max_ah is device-wide, kernel AHs included.  AHs are not in the core's
 // resource tracking, so `rdma resource show` cannot count them; the kernel
 // holds AHs only briefly (MAD responses), none on an idle device, so all
