@@ -12,6 +12,7 @@
  *   4. the core frees the memory on the last put of the ib_device.
  */
 #include <linux/module.h>
+#include <kunit/visibility.h>
 #include <rdma/ib_cache.h>
 #include <rdma/rdma_netlink.h>
 
@@ -95,6 +96,7 @@ struct urdma_dev *urdma_devtab_get(u32 id)
 	return udev && xa_get_mark(&urdma_devs, id, URDMA_DEV_LIVE) ?
 	       udev : NULL;
 }
+EXPORT_SYMBOL_IF_KUNIT(urdma_devtab_get);
 
 /**
  * urdma_devtab_next - walk the live devices: the next one from id *@id on
@@ -150,6 +152,7 @@ u32 urdma_devtab_find_gid(const union ib_gid *gid, const struct net *net)
 	rcu_read_unlock();
 	return found;
 }
+EXPORT_SYMBOL_IF_KUNIT(urdma_devtab_find_gid);
 
 /* ---- rdma link and netdev events ------------------------------------------ */
 

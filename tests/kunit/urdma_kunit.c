@@ -1264,6 +1264,38 @@ static void urdma_rc_expect_wc(struct kunit *test, const struct ib_wc *wc,
 	KUNIT_EXPECT_PTR_EQ(test, wc->qp, qp);
 }
 
+/*
+ * One device registry (main.c): a netdev has at most one urdma device, and
+ * the data path finds a registered device by its id and by its GID, and
+ * nothing by an id or a GID no device has.
+ */
+static void urdma_test_dev_registry(struct kunit *test)
+{
+	struct urdma_dev_fixture *fx = test->priv;
+	struct urdma_dev *udev = fx->udev, *again;
+	const struct net *net = dev_net(udev->ndev);
+	union ib_gid none = { .raw = { [10] = 0xff, [11] = 0xff, 192, 0, 2, 77 } };
+	const struct ib_gid_attr *gid;
+
+	again = urdma_dev_create("urdma_kunit_dup%d", udev->ndev);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(again), -EEXIST);
+	if (!IS_ERR(again))
+		urdma_dev_destroy(again);
+
+	KUNIT_ASSERT_NE(test, udev->id, 0);
+	rcu_read_lock();
+	KUNIT_EXPECT_PTR_EQ(test, urdma_devtab_get(udev->id), udev);
+	KUNIT_EXPECT_NULL(test, urdma_devtab_get(0));
+	KUNIT_EXPECT_NULL(test, urdma_devtab_get(udev->id + 1000));
+	rcu_read_unlock();
+
+	gid = urdma_rc_gid(&udev->ibdev);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(gid));
+	KUNIT_EXPECT_EQ(test, urdma_devtab_find_gid(&gid->gid, net), udev->id);
+	rdma_put_gid_attr(gid);
+	KUNIT_EXPECT_EQ(test, urdma_devtab_find_gid(&none, net), 0);
+}
+
 static void urdma_test_rc_write(struct kunit *test)
 {
 	struct urdma_rc_pair *p = urdma_rc_pair_create(test);
@@ -2300,6 +2332,7 @@ static struct kunit_case urdma_dev_cases[] = {
 	KUNIT_CASE(urdma_test_dev_qpn),
 	KUNIT_CASE(urdma_test_dev_qpn_not_mcast),
 	KUNIT_CASE(urdma_test_dev_mcast_destroy_attached),
+	KUNIT_CASE(urdma_test_dev_registry),
 	KUNIT_CASE(urdma_test_rc_write),
 	KUNIT_CASE(urdma_test_rc_write_imm_big),
 	KUNIT_CASE(urdma_test_rc_read),
