@@ -149,6 +149,15 @@ class Side:
         self.qp.to_rts(attr)
 
 
+def pair(sa, sb):
+    """New RC QPs on both sides, connected to each other at random PSNs."""
+    sa.new_qp()
+    sb.new_qp()
+    pa, pb = random.randrange(1 << 24), random.randrange(1 << 24)
+    sa.connect(sb, pa, pb)
+    sb.connect(sa, pb, pa)
+
+
 def pattern(seq):
     r = random.Random(seq)
     return r.randbytes(CHUNK)
@@ -158,11 +167,7 @@ def mtu(a):
     sa, sb = Side(a.dev_a, a.gid_a), Side(a.dev_b, a.gid_b)
 
     def reconnect():
-        sa.new_qp()
-        sb.new_qp()
-        pa, pb = random.randrange(1 << 24), random.randrange(1 << 24)
-        sa.connect(sb, pa, pb)
-        sb.connect(sa, pb, pa)
+        pair(sa, sb)
 
     reconnect()
     end = time.time() + a.seconds
@@ -231,11 +236,7 @@ def stop(a):
     zero = bytes(size)
     problems = []
     for rnd in range(a.rounds):
-        sa.new_qp()
-        sb.new_qp()
-        pa, pb = random.randrange(1 << 24), random.randrange(1 << 24)
-        sa.connect(sb, pa, pb)
-        sb.connect(sa, pb, pa)
+        pair(sa, sb)
         sb.mr.write(zero, size, 0)
         sb.mr.write(zero, size, 2 * size)
         sa.mr.write(pattern(2 * rnd)[:size], size, 0)
@@ -298,11 +299,7 @@ def sendinv(a):
     wmr = MR(sb.pd, size, access() | e.IBV_ACCESS_MW_BIND)
     problems = []
     for rnd in range(a.rounds):
-        sa.new_qp()
-        sb.new_qp()
-        pa, pb = random.randrange(1 << 24), random.randrange(1 << 24)
-        sa.connect(sb, pa, pb)
-        sb.connect(sa, pb, pa)
+        pair(sa, sb)
         mw = MW(sb.pd, e.IBV_MW_TYPE_2)
         bind = SendWR(wr_id=10, opcode=e.IBV_WR_BIND_MW)
         bind.set_bind_wr(mw, MWBindInfo(wmr, wmr.buf, size,

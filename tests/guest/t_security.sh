@@ -164,27 +164,34 @@ mtu_flips() {
 	wire_down
 }
 
+# wire_py TITLE LOG CMD [ARG...]: security.py CMD from urdma_w0 (A) to
+# urdma_w1 (B) on the wire pair; TITLE passes if it exits 0.
+wire_py() {
+	local title=$1 log=$LOG/$2 rc
+	shift 2
+	if ! wire_up; then
+		tap_fail "$title: the wire pair comes up"
+		return
+	fi
+	timeout -k 5 120 "${PY[@]}" "$@" --dev-a urdma_w0 --gid-a "$GW0" \
+		--dev-b urdma_w1 --gid-b "$GW1" >"$log" 2>&1
+	rc=$?
+	if [ $rc = 0 ]; then
+		tap_ok "$title"
+	else
+		tap_fail "$title" "exit $rc" "$(tail -n 12 "$log")"
+	fi
+	wire_down
+}
+
 # A WQE that fails at the requester (bad lkey; or, above, an MTU that fell
 # under it) takes the QP to ERROR, which flushes the WQEs behind it: none of
 # them may have gone out first.
 failed_stops() {
-	local rc rounds=20
+	local rounds=20
 	[ "${URDMA_KERNEL:-}" = debug ] && rounds=5
-	if ! wire_up; then
-		tap_fail "a failed WQE: the wire pair comes up"
-		return
-	fi
-	timeout -k 5 120 "${PY[@]}" stop --dev-a urdma_w0 --gid-a "$GW0" \
-		--dev-b urdma_w1 --gid-b "$GW1" --rounds $rounds \
-		>"$LOG/stop.out" 2>&1
-	rc=$?
-	if [ $rc = 0 ]; then
-		tap_ok "nothing is sent after a failed WQE; the flushed ones never land"
-	else
-		tap_fail "nothing is sent after a failed WQE; the flushed ones never land" \
-			"exit $rc" "$(tail -n 12 "$LOG/stop.out")"
-	fi
-	wire_down
+	wire_py "nothing is sent after a failed WQE; the flushed ones never land" \
+		stop.out stop --rounds $rounds
 }
 
 # SEND_WITH_INV over the wire: the IETH names the rkey in network order, so
@@ -192,23 +199,10 @@ failed_stops() {
 # responses invalidate the host's MR this way), says so in its completion,
 # and refuses a WRITE through it afterwards.
 send_inv_wire() {
-	local rc rounds=10
+	local rounds=10
 	[ "${URDMA_KERNEL:-}" = debug ] && rounds=3
-	if ! wire_up; then
-		tap_fail "SEND_WITH_INV on the wire: the wire pair comes up"
-		return
-	fi
-	timeout -k 5 120 "${PY[@]}" sendinv --dev-a urdma_w0 --gid-a "$GW0" \
-		--dev-b urdma_w1 --gid-b "$GW1" --rounds $rounds \
-		>"$LOG/sendinv.out" 2>&1
-	rc=$?
-	if [ $rc = 0 ]; then
-		tap_ok "SEND_WITH_INV on the wire invalidates the rkey it names"
-	else
-		tap_fail "SEND_WITH_INV on the wire invalidates the rkey it names" \
-			"exit $rc" "$(tail -n 12 "$LOG/sendinv.out")"
-	fi
-	wire_down
+	wire_py "SEND_WITH_INV on the wire invalidates the rkey it names" \
+		sendinv.out sendinv --rounds $rounds
 }
 
 # ---- device creation racing address handles -------------------------------
