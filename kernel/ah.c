@@ -26,13 +26,17 @@ int urdma_av_from_attr(struct urdma_av *av, const struct rdma_ah_attr *attr)
 	    !(rdma_ah_get_ah_flags(attr) & IB_AH_GRH))
 		return -EINVAL;
 	grh = rdma_ah_read_grh(attr);
-	if (!grh->sgid_attr || grh->flow_label > 0xfffff)
+	if (!grh->sgid_attr)
 		return -EINVAL;
 
 	memset(av, 0, sizeof(*av));
 	av->dgid = grh->dgid;
 	av->sgid = grh->sgid_attr->gid;
-	av->flow_label = grh->flow_label;
+	/*
+	 * 20 bits; clients pass more (UCX: ~0 on RoCE), which rxe and mlx5
+	 * take too, keeping the low 20.
+	 */
+	av->flow_label = grh->flow_label & IB_GRH_FLOWLABEL_MASK;
 	av->sgid_index = grh->sgid_index;
 	av->hop_limit = grh->hop_limit;
 	av->traffic_class = grh->traffic_class;

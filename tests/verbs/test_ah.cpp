@@ -110,9 +110,11 @@ TEST_F(AhTest, BadAttributesAreEinval)
 }
 
 // What real clients pass.  UCX's ud_verbs and rc_verbs on RoCE: a non-zero
-// DLID (49152; RoCE has no LIDs and ignores it), SL 0, and traffic class
-// 106 (DSCP 26, ECN-capable).  Others set an SL, a flow label, a hop limit
-// and a static rate.  Each is accepted.
+// DLID (49152; RoCE has no LIDs and ignores it), SL 0, traffic class 106
+// (DSCP 26, ECN-capable) and flow label ~0 (its "workaround rdma-core flow
+// label to udp sport conversion"; the label is 20 bits, the rest is
+// dropped, as rxe does).  Others set an SL, a flow label, a hop limit and
+// a static rate.  Each is accepted.
 TEST_F(AhTest, AttributesRealClientsPassAreAccepted)
 {
 	struct Case {
@@ -120,12 +122,13 @@ TEST_F(AhTest, AttributesRealClientsPassAreAccepted)
 		void (*set)(ibv_ah_attr &);
 	};
 	const Case cases[] = {
-		{ "UCX: dlid 49152, sl 0, traffic class 106",
+		{ "UCX: dlid 49152, sl 0, traffic class 106, flow label ~0",
 		  [](ibv_ah_attr &a) {
 			  a.dlid = 49152;
 			  a.sl = 0;
 			  a.src_path_bits = 0;
 			  a.grh.traffic_class = 106;
+			  a.grh.flow_label = 0xffffffff;
 		  } },
 		{ "sl 7", [](ibv_ah_attr &a) { a.sl = 7; } },
 		{ "flow label 0xfffff",

@@ -458,6 +458,29 @@ TEST_F(QpTest, UdWalksToRtsAndQueriesBack)
 	walk_and_query(IBV_QPT_UD);
 }
 
+// What UCX's rc_verbs passes at RTR on RoCE: DLID 49152, traffic class
+// 106 and flow label ~0.  The flow label is 20 bits: the QP keeps the low
+// 20 (rxe keeps all 32 and sends the low 20).
+TEST_F(QpTest, RtrTakesWhatUcxPasses)
+{
+	for (ibv_qp_type t : { IBV_QPT_RC, IBV_QPT_UC }) {
+		SCOPED_TRACE(type_name(t));
+		Qp qp = create(t);
+		ASSERT_TRUE(qp) << strerror(errno);
+		ASSERT_EQ(modify(qp.get(), init_step(t)), 0);
+		Step s = rtr_step(qp.get());
+		s.attr.ah_attr.dlid = 49152;
+		s.attr.ah_attr.grh.traffic_class = 106;
+		s.attr.ah_attr.grh.flow_label = 0xffffffff;
+		ASSERT_EQ(modify(qp.get(), s), 0);
+		ibv_qp_attr a{};
+		ibv_qp_init_attr ia{};
+		ASSERT_EQ(ibv_query_qp(qp.get(), &a, IBV_QP_AV, &ia), 0);
+		EXPECT_EQ(a.ah_attr.grh.traffic_class, 106);
+		EXPECT_EQ(a.ah_attr.grh.flow_label & 0xfffff, 0xfffffu);
+	}
+}
+
 // ERRORS: a transition the IBTA forbids is EINVAL, and leaves the QP in
 // its state.
 TEST_F(QpTest, InvalidTransitionsAreEinval)
