@@ -345,6 +345,7 @@ u8 urdma_reg_mr(struct urdma_qp *qp, const struct urdma_send_wqe *wqe)
 	struct urdma_dev *udev = to_udev(qp->ibqp.device);
 	const struct urdma_wqe_reg *r = &wqe->reg;
 	struct urdma_mem *mem;
+	struct urdma_mtt *mtt;
 
 	mem = xa_load(&udev->keys.xa, urdma_key_index(r->mr_key));
 	if (!mem || mem->type != URDMA_MEM_FRMR ||
@@ -352,8 +353,19 @@ u8 urdma_reg_mr(struct urdma_qp *qp, const struct urdma_send_wqe *wqe)
 	    urdma_key_index(r->new_key) != urdma_key_index(r->mr_key) ||
 	    urdma_check_access(r->access))
 		return IB_WC_LOC_PROT_ERR;
+	mtt = &urdma_mem_to_mr(mem)->mtt;
 	WRITE_ONCE(mem->state, URDMA_MEM_INVALID);
 	smp_wmb();	/* invalid before the fields change */
+	/*
+	 * The region starts at the WR's address, which a ULP may change
+	 * after ib_map_mr_sg() (xprtrdma puts an XID in its top 32 bits):
+	 * same pages, its first byte at the same place in the first one.
+	 * A translation that races with this stays inside the page list
+	 * (urdma_mtt_translate()).
+	 */
+	WRITE_ONCE(mtt->base, r->iova - (mtt->iova - mtt->base));
+	WRITE_ONCE(mtt->iova, r->iova);
+	WRITE_ONCE(mtt->length, r->length);
 	WRITE_ONCE(mem->access, r->access);
 	WRITE_ONCE(mem->key, r->new_key);
 	smp_wmb();	/* the new fields before valid */

@@ -159,6 +159,9 @@ void *urdma_mtt_translate(const struct urdma_mtt *mtt, u64 va, u32 len,
 		return NULL;
 
 	off = va - mtt->base;
+	/* Never beyond the page list, whatever a racing REG_MR changed. */
+	if (off >> mtt->block_shift >= READ_ONCE(mtt->nents))
+		return NULL;
 	in_block = off & (bsize - 1);
 	*contig = min_t(u64, len, bsize - in_block);
 	return (void *)(uintptr_t)(mtt->pas[off >> mtt->block_shift] +

@@ -1296,6 +1296,63 @@ static void urdma_test_dev_registry(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, urdma_devtab_find_gid(&none, net), 0);
 }
 
+/*
+ * A fast-registration MR is reached at the address its REG_MR carries,
+ * which a ULP may change after ib_map_mr_sg(): xprtrdma (NFS over RDMA)
+ * puts the RPC's XID in the top 32 bits.  The pages stay; the first byte
+ * stays where it was in the first page.
+ */
+static void urdma_test_rc_frmr_iova(struct kunit *test)
+{
+	struct urdma_rc_pair *p = urdma_rc_pair_create(test);
+	struct urdma_rc_side *a = &p->s[0], *b = &p->s[1];
+	const struct ib_send_wr *bad_wr;
+	struct ib_rdma_wr *wr = p->rdma;
+	struct ib_wc *wc = p->wc;
+	struct ib_reg_wr reg = {};
+	struct scatterlist sg;
+	struct ib_mr *mr;
+	u64 iova;
+
+	mr = ib_alloc_mr(b->pd, IB_MR_TYPE_MEM_REG, 4);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(mr));
+	sg_init_one(&sg, b->buf, 2 * PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(b->pd->device, &sg, 1,
+					    DMA_BIDIRECTIONAL), 1);
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
+	iova = (0x5eedULL << 32) | (mr->iova & 0xffffffff);
+	KUNIT_ASSERT_NE(test, iova, mr->iova);
+	mr->iova = iova;
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+
+	reg.wr.wr_id = 9;
+	reg.wr.opcode = IB_WR_REG_MR;
+	reg.wr.send_flags = IB_SEND_SIGNALED;
+	reg.mr = mr;
+	reg.key = mr->rkey;
+	reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	KUNIT_ASSERT_EQ(test, ib_post_send(b->qp, &reg.wr, &bad_wr), 0);
+	KUNIT_ASSERT_EQ(test, urdma_rc_poll(b->scq, wc, 1), 1);
+	KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_SUCCESS);
+
+	urdma_rc_pattern(a->buf, URDMA_RC_BUF, 7);
+	p->sge[0] = urdma_rc_sge(a, 0, 64);
+	wr[0].wr.wr_id = 1;
+	wr[0].wr.opcode = IB_WR_RDMA_WRITE;
+	wr[0].wr.send_flags = IB_SEND_SIGNALED;
+	wr[0].wr.sg_list = &p->sge[0];
+	wr[0].wr.num_sge = 1;
+	wr[0].remote_addr = iova + PAGE_SIZE + 100;
+	wr[0].rkey = mr->rkey;
+	KUNIT_ASSERT_EQ(test, ib_post_send(a->qp, &wr[0].wr, &bad_wr), 0);
+	KUNIT_ASSERT_EQ(test, urdma_rc_poll(a->scq, wc, 1), 1);
+	urdma_rc_expect_wc(test, &wc[0], 1, IB_WC_RDMA_WRITE, a->qp);
+	URDMA_RC_EXPECT_SAME(test, b->buf + PAGE_SIZE + 100, a->buf, 64);
+
+	ib_dma_unmap_sg(b->pd->device, &sg, 1, DMA_BIDIRECTIONAL);
+	KUNIT_EXPECT_EQ(test, ib_dereg_mr(mr), 0);
+}
+
 static void urdma_test_rc_write(struct kunit *test)
 {
 	struct urdma_rc_pair *p = urdma_rc_pair_create(test);
@@ -2334,6 +2391,7 @@ static struct kunit_case urdma_dev_cases[] = {
 	KUNIT_CASE(urdma_test_dev_mcast_destroy_attached),
 	KUNIT_CASE(urdma_test_dev_registry),
 	KUNIT_CASE(urdma_test_rc_write),
+	KUNIT_CASE(urdma_test_rc_frmr_iova),
 	KUNIT_CASE(urdma_test_rc_write_imm_big),
 	KUNIT_CASE(urdma_test_rc_read),
 	KUNIT_CASE(urdma_test_rc_send),
