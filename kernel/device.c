@@ -231,6 +231,7 @@ static const struct rdma_stat_desc urdma_stat_descs[URDMA_NUM_COUNTERS] = {
 	[URDMA_CNT_SEQ_NAKS_SENT] = { .name = "seq_naks_sent" },
 	[URDMA_CNT_DUP_REQS] = { .name = "dup_reqs" },
 	[URDMA_CNT_KICK_RUNS] = { .name = "kick_runs" },
+	[URDMA_CNT_YIELDS] = { .name = "yields" },
 };
 
 struct rdma_hw_stats *urdma_alloc_hw_port_stats(struct ib_device *ibdev,

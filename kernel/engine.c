@@ -400,6 +400,8 @@ static int urdma_engine_thread(void *arg)
 			eng->contended = alone ? 0 :
 					 min(eng->contended + 1, 255);
 			eng->contended_at = now;
+			if (!alone)
+				eng->cnt[URDMA_CNT_YIELDS]++;
 			urdma_engine_sleep(eng);
 			last_work = ktime_get();
 		} else {

@@ -45,6 +45,7 @@ enum urdma_counter {
 	URDMA_CNT_SEQ_NAKS_SENT, /* responder: sequence NAKs sent */
 	URDMA_CNT_DUP_REQS,	/* responder: duplicate requests seen */
 	URDMA_CNT_KICK_RUNS,	/* kicks served in the kicker's system call */
+	URDMA_CNT_YIELDS,	/* ... set out to sleep: the CPU was wanted */
 	URDMA_NUM_COUNTERS
 };
 
