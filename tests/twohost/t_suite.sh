@@ -36,23 +36,76 @@ if [ "$KIND" = rxe ]; then
 fi
 twohost_ready
 
+# hung_state: what a side that timed out leaves behind, for its TAP line.
+hung_state() {
+	echo "--- rdma res show qp"
+	rdma res show qp 2>&1 | grep -v " type GSI\| type SMI" | head -n 8
+	echo "--- $DEV hw counters (non-zero)"
+	grep -H . /sys/class/infiniband/"$DEV"/ports/1/hw_counters/* 2>/dev/null |
+		grep -v ':0$' | sed 's|.*/||' | tr '\n' ' '
+	echo
+	echo "--- dmesg"
+	dmesg | tail -n 8
+}
+
+# A gate for perftest -R: its client must not try to connect before the
+# server listens.  perftest's rdma_cm client retries a refused connect on
+# the cm_id it has just destroyed (rdma_cm_client_connection()), and then
+# crashes in rdma_resolve_addr() or waits forever, so neither side ends.
+# The server opens a TCP port (PORT + 1000) once rdma_cm shows its
+# listener; the client waits for that port.
+listening() {
+	rdma res show cm_id 2>/dev/null | grep -qE "state LISTEN .*:$1( |\$)"
+}
+# shellcheck disable=SC2317 # runs through wait_for
+listening_or_gone() { listening "$1" || ! kill -0 "$2" 2>/dev/null; }
+open_gate() {
+	timeout 100 python3 -c 'import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("", int(sys.argv[1])))
+s.listen(1)
+s.accept()' $(($1 + 1000))
+}
+# shellcheck disable=SC2317 # runs through wait_for
+gate_open() { (exec 3<>"/dev/tcp/$PEER/$(($1 + 1000))"); }
+
 # side NAME OK_REGEX SERVER_CMD... -- CLIENT_ARGS...: run this side of a test.
-# The client retries for up to 90 s while the server is not up yet.
+# The client retries for up to 90 s while the server is not up yet; what
+# the earlier tries printed stays in $log.tries.  The tools' output is
+# line-buffered, so that a side killed by its timeout still shows how far
+# it got.
 side() {
-	local name=$1 okre=$2 log=$RESULTS/$1 rc=0 t=90 srv=() cli=()
+	local name=$1 okre=$2 log=$RESULTS/$1 rc=0 t=90 srv=() cli=() tries=1
 	shift 2
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	cli=("$@")
-	if [ "$ROLE" = server ]; then
-		timeout -k 5 150 "${srv[@]}" >"$log" 2>&1 || rc=$?
+	if [ "$ROLE" = server ] && [ -n "$GATE" ]; then
+		timeout -k 5 150 stdbuf -oL -eL "${srv[@]}" >"$log" 2>&1 &
+		local pid=$! gate=
+		wait_for 60 listening_or_gone "$GATE" "$pid"
+		if listening "$GATE"; then
+			open_gate "$GATE" &
+			gate=$!
+		fi
+		wait "$pid" || rc=$?
+		[ -n "$gate" ] && kill "$gate" 2>/dev/null
+	elif [ "$ROLE" = server ]; then
+		timeout -k 5 150 stdbuf -oL -eL "${srv[@]}" >"$log" 2>&1 || rc=$?
 	else
+		[ -n "$GATE" ] && ! wait_for 90 gate_open "$GATE" &&
+			echo "# $name: the server's gate did not open; trying anyway"
+		: >"$log.tries"
 		while :; do
 			rc=0
-			timeout -k 5 120 "${srv[@]}" "${cli[@]}" >"$log" 2>&1 || rc=$?
+			timeout -k 5 120 stdbuf -oL -eL "${srv[@]}" "${cli[@]}" \
+				>"$log" 2>&1 || rc=$?
 			[ "$rc" = 0 ] && break
 			[ $t -le 0 ] && break
 			grep -qiE "couldn't connect|connection refused|unable to|failed to connect|rdma_connect|reject|cma event RDMA_CM_EVENT_(ADDR|ROUTE)_ERROR" "$log" || break
+			{ echo "--- try $tries: exit $rc"; tail -n 4 "$log"; } >>"$log.tries"
+			tries=$((tries + 1))
 			sleep 2
 			t=$((t - 2))
 		done
@@ -60,12 +113,17 @@ side() {
 	if [ "$rc" = 0 ] && grep -qE "$okre" "$log"; then
 		tap_ok "$name"
 		grep -E "$okre" "$log" | head -n 2 | sed 's/^/# /'
+	elif [ "$rc" = 124 ]; then
+		tap_fail "$name" "timed out: ${srv[*]}" "$(tail -n 15 "$log")" \
+			"$(hung_state)" "$(tail -n 10 "$log.tries" 2>/dev/null)"
 	else
-		tap_fail "$name" "exit $rc: ${srv[*]}" "$(tail -n 15 "$log")"
+		tap_fail "$name" "exit $rc: ${srv[*]}" "$(tail -n 15 "$log")" \
+			"$(tail -n 10 "$log.tries" 2>/dev/null)"
 	fi
 }
 
 port=18800
+GATE=
 for t in "${TESTS[@]}"; do
 	port=$((port + 1))
 	case $t in
@@ -96,7 +154,10 @@ for t in "${TESTS[@]}"; do
 		okre='^[[:space:]]*[0-9]+[[:space:]]+[0-9]+[[:space:]]+([0-9]|inf|-?nan)'
 		# The passive side of a READ or atomic latency test prints no row.
 		[[ $ROLE == server && $t == @(read|atomic)_lat* ]] && okre='remote address'
+		GATE=
+		[[ $t == *_R ]] && GATE=$port
 		side "$name" "$okre" "$tool" "${args[@]}" -- "$PEER"
+		GATE=
 		;;
 	rping)
 		if [ "$ROLE" = server ]; then
