@@ -13,7 +13,8 @@
 # write_bw_R send_lat_R (perftest -R: rdma_cm, GSI over the wire), rping,
 # xfer (urdma_xfer: 16 MiB of WRITE, ATOMIC_WRITE, READ and SEND over
 # rdma_cm, every byte checked; FLUSH too when both sides are urdma, as
-# URDMA_TWOHOST_PEER_KIND says).
+# URDMA_TWOHOST_PEER_KIND says), nvmeof (the kernel's NVMe-oF target and
+# host, 32 MiB written through the fabric and found on the target).
 KIND=${1:?KIND: urdma or rxe}
 shift
 case $KIND in urdma | rxe) ;; *) echo "bad KIND $KIND" >&2; exit 2 ;; esac
@@ -21,6 +22,8 @@ case $KIND in urdma | rxe) ;; *) echo "bad KIND $KIND" >&2; exit 2 ;; esac
 URDMA_DEV=${KIND}0
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=../guest/nvmeof.sh
+. "$(dirname "$0")/../guest/nvmeof.sh"
 # shellcheck disable=SC2034 # read by lib.sh
 TAP_PREFIX="twohost ${URDMA_TWOHOST_PAIR:+$URDMA_TWOHOST_PAIR: }$KIND ($ROLE)"
 ITERS=${URDMA_TWOHOST_ITERS:-100}
@@ -122,6 +125,62 @@ side() {
 	fi
 }
 
+# NVMe over Fabrics (tests/guest/nvmeof.sh): the server exports a RAM disk
+# with the kernel's target, the client connects the kernel's host to it,
+# writes the pattern and reads it back; the server then finds the pattern
+# on its RAM disk.
+nvmeof_server() {
+	local name="NVMe-oF target" out
+	if ! out=$(nvmf_modules) || ! out=$(nvmet_up "$MYIP" 2>&1); then
+		tap_fail "$name exports a RAM disk on $MYIP" "$out"
+		nvmet_down
+		return
+	fi
+	nvmf_pattern /tmp/nvmf.data
+	if ! wait_for 120 rc_qps_at_least 2; then
+		tap_fail "$name: a host connects" "$(rdma res show qp 2>&1)"
+	elif ! wait_for 150 rc_qps_none; then
+		tap_fail "$name: the host disconnects" "$(rdma res show qp 2>&1)"
+	elif ! cmp /tmp/nvmf.data <(head -c $((NVMF_MIB << 20)) /dev/ram0); then
+		tap_fail "$name: the RAM disk holds what the host wrote"
+	else
+		tap_ok "$name: served a host, whose $NVMF_MIB MiB are on the RAM disk"
+	fi
+	nvmet_down
+}
+# shellcheck disable=SC2317 # runs through wait_for
+rc_qps_at_least() { [ "$(rc_qps "$DEV")" -ge "$1" ]; }
+# shellcheck disable=SC2317 # runs through wait_for
+rc_qps_none() { [ "$(rc_qps "$DEV")" = 0 ]; }
+# shellcheck disable=SC2317 # runs through wait_for
+nvme_try() {
+	CTRL=$(nvme_connect "$PEER" 2>/dev/null) && [ -d "/sys/class/nvme/$CTRL" ]
+}
+nvmeof_client() {
+	local name="NVMe-oF host" out ns=''
+	CTRL=
+	if ! out=$(nvmf_modules); then
+		tap_fail "$name: the modules load" "$out"
+		return
+	fi
+	nvmf_pattern /tmp/nvmf.data
+	if ! wait_for 90 nvme_try; then
+		tap_fail "$name connects to $PEER" "$(dmesg | tail -n 8)"
+		return
+	fi
+	tap_ok "$name connects to $PEER ($CTRL)"
+	wait_for 20 test -b "/dev/${CTRL}n1" && ns=/dev/${CTRL}n1
+	if [ -n "$ns" ]; then
+		nvmf_data "$name" "$ns" /tmp/nvmf.data
+	else
+		tap_fail "$name: the namespace appears" "$(ls /dev/nvme* 2>&1)"
+	fi
+	check "$name disconnects" nvme_disconnect "$CTRL"
+	wait_for 20 rc_qps_none &&
+		tap_ok "$name: no RC QP is left behind" ||
+		tap_fail "$name: no RC QP is left behind" "$(rdma res show qp 2>&1)"
+}
+
 port=18800
 GATE=
 for t in "${TESTS[@]}"; do
@@ -158,6 +217,9 @@ for t in "${TESTS[@]}"; do
 		[[ $t == *_R ]] && GATE=$port
 		side "$name" "$okre" "$tool" "${args[@]}" -- "$PEER"
 		GATE=
+		;;
+	nvmeof)
+		if [ "$ROLE" = server ]; then nvmeof_server; else nvmeof_client; fi
 		;;
 	rping)
 		if [ "$ROLE" = server ]; then
