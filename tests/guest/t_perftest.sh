@@ -21,18 +21,6 @@ if ! wait_gid_v4 "$DEV"; then
 fi
 tap_ok "$DEV has an IPv4 RoCE v2 GID (index $GIDIDX)"
 
-# perftest_lost_race LOG: with -R, Debian 12's perftest (4.5) connects
-# twice: a control connection, then, after a handshake over it, the data
-# connection, for which the server creates a new listener on the same port.
-# The client does not wait for that listener: when its REQ arrives first,
-# the CM answers REJ "invalid service ID" (reason 8), and perftest 4.5
-# gives up (and then crashes in librdmacm).  Newer perftest (25.01) retries
-# the data connection 10 times for this; this test tries 5 times.  Any
-# other failure is a failure.
-perftest_lost_race() {
-	grep -q 'RDMA_CM_EVENT_REJECTED; error: 8\.' "$1"
-}
-
 # perf TOOL SIZE ARGS...: SIZE is what the result row shows (atomics: 8).
 perf() {
 	local tool=$1 size=$2 name log row

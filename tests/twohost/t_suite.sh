@@ -51,77 +51,149 @@ hung_state() {
 	dmesg | tail -n 8
 }
 
-# A gate for perftest -R: its client must not try to connect before the
-# server listens.  perftest's rdma_cm client retries a refused connect on
-# the cm_id it has just destroyed (rdma_cm_client_connection()), and then
-# crashes in rdma_resolve_addr() or waits forever, so neither side ends.
-# The server opens a TCP port (PORT + 1000) once rdma_cm shows its
-# listener; the client waits for that port.
+# perftest -R (Debian 12's perftest 4.5) makes two rdma_cm connections: a
+# control one, then the data one, for which the server listens anew on the
+# same port.  A client whose data REQ comes before that listener is
+# rejected (invalid service ID), retries on the cm_ids it has just
+# destroyed (rdma_cm_client_connection()) and crashes in
+# rdma_resolve_addr(), while the server waits for a data connection that
+# never comes.  tests/guest/t_perftest.sh runs such a test again; here the
+# two sides agree on that over a TCP side channel, the gate (PORT + 1000):
+# the server opens it once 'rdma res show cm_id' shows its listener, and
+# the client connects to it before it starts.  When its run ends the
+# client says "again" (it lost perftest's race: both sides try once more,
+# on the next port) or "done".
+RCM_TRIES=5
 listening() {
 	rdma res show cm_id 2>/dev/null | grep -qE "state LISTEN .*:$1( |\$)"
 }
 # shellcheck disable=SC2317 # runs through wait_for
 listening_or_gone() { listening "$1" || ! kill -0 "$2" 2>/dev/null; }
-open_gate() {
-	timeout 100 python3 -c 'import socket, sys
+# gate_serve PORT: accept the client on PORT + 1000; print what it says.
+gate_serve() {
+	timeout 200 python3 -c 'import socket, sys
 s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("", int(sys.argv[1])))
 s.listen(1)
-s.accept()' $(($1 + 1000))
+c, _ = s.accept()
+sys.stdout.write(c.makefile().readline())' $(($1 + 1000))
 }
-# shellcheck disable=SC2317 # runs through wait_for
-gate_open() { (exec 3<>"/dev/tcp/$PEER/$(($1 + 1000))"); }
+# gate_connect PORT: fd 3 is connected to the server's gate, within 90 s.
+gate_connect() {
+	local t=900
+	while [ $t -gt 0 ]; do
+		{ exec 3<>"/dev/tcp/$PEER/$(($1 + 1000))"; } 2>/dev/null && return 0
+		sleep 0.1
+		t=$((t - 1))
+	done
+	return 1
+}
+
+# run_server LOG PORT CMD...: the server's run; with PORT, behind a gate.
+# Sets AGAIN when the client asked for another try.
+run_server() {
+	local log=$1 port=$2 pid gate='' verdict=$1.verdict rc=0
+	shift 2
+	AGAIN=0
+	if [ -z "$port" ]; then
+		timeout -k 5 150 stdbuf -oL -eL "$@" >"$log" 2>&1 || rc=$?
+		return $rc
+	fi
+	: >"$verdict"
+	timeout -k 5 150 stdbuf -oL -eL "$@" >"$log" 2>&1 &
+	pid=$!
+	wait_for 60 listening_or_gone "$port" "$pid"
+	if listening "$port"; then
+		gate_serve "$port" >"$verdict" &
+		gate=$!
+	fi
+	while kill -0 "$pid" 2>/dev/null && ! grep -q again "$verdict"; do
+		sleep 0.2
+	done
+	grep -q again "$verdict" && kill "$pid" 2>/dev/null
+	wait "$pid" || rc=$?
+	if [ -n "$gate" ]; then
+		wait_for 30 test -s "$verdict"
+		kill "$gate" 2>/dev/null
+		wait "$gate" 2>/dev/null
+	fi
+	grep -q again "$verdict" && AGAIN=1
+	return $rc
+}
+
+# run_client LOG PORT CMD...: the client's run, retried for up to 90 s
+# while the server is not up yet; with PORT, through the gate.  What the
+# earlier retries printed is kept in LOG.tries.  Sets AGAIN when it lost
+# perftest's race and the caller may try again.
+run_client() {
+	local log=$1 port=$2 rc t=90 gated=0
+	shift 2
+	AGAIN=0
+	if [ -n "$port" ]; then
+		gate_connect "$port" && gated=1 ||
+			echo "# the server's gate (port $((port + 1000))) did not open; trying anyway"
+	fi
+	while :; do
+		rc=0
+		timeout -k 5 120 stdbuf -oL -eL "$@" >"$log" 2>&1 || rc=$?
+		[ "$rc" = 0 ] && break
+		if [ -n "$port" ] && perftest_lost_race "$log"; then
+			AGAIN=1
+			break
+		fi
+		[ $t -le 0 ] && break
+		grep -qiE "couldn't connect|connection refused|unable to|failed to connect|rdma_connect|reject|cma event RDMA_CM_EVENT_(ADDR|ROUTE)_ERROR" "$log" || break
+		{ echo "--- retry: exit $rc"; tail -n 4 "$log"; } >>"$log.tries"
+		sleep 2
+		t=$((t - 2))
+	done
+	if [ $gated = 1 ]; then
+		{ [ $AGAIN = 1 ] && echo again || echo "done"; } >&3 2>/dev/null
+		exec 3>&-
+	fi
+	return $rc
+}
 
 # side NAME OK_REGEX SERVER_CMD... -- CLIENT_ARGS...: run this side of a test.
-# The client retries for up to 90 s while the server is not up yet; what
-# the earlier tries printed stays in $log.tries.  The tools' output is
+# With GATE set (perftest -R, whose -p GATE SERVER_CMD holds), both sides
+# try up to RCM_TRIES times in step (see above).  The tools' output is
 # line-buffered, so that a side killed by its timeout still shows how far
 # it got.
 side() {
-	local name=$1 okre=$2 log=$RESULTS/$1 rc=0 t=90 srv=() cli=() tries=1
+	local name=$1 okre=$2 log=$RESULTS/$1 rc=0 srv=() cli=() try=1 port=$GATE i
 	shift 2
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	cli=("$@")
-	if [ "$ROLE" = server ] && [ -n "$GATE" ]; then
-		timeout -k 5 150 stdbuf -oL -eL "${srv[@]}" >"$log" 2>&1 &
-		local pid=$! gate=
-		wait_for 60 listening_or_gone "$GATE" "$pid"
-		if listening "$GATE"; then
-			open_gate "$GATE" &
-			gate=$!
+	: >"$log.tries"
+	while :; do
+		rc=0
+		if [ "$ROLE" = server ]; then
+			run_server "$log" "$port" "${srv[@]}" || rc=$?
+		else
+			run_client "$log" "$port" "${srv[@]}" "${cli[@]}" || rc=$?
 		fi
-		wait "$pid" || rc=$?
-		[ -n "$gate" ] && kill "$gate" 2>/dev/null
-	elif [ "$ROLE" = server ]; then
-		timeout -k 5 150 stdbuf -oL -eL "${srv[@]}" >"$log" 2>&1 || rc=$?
-	else
-		[ -n "$GATE" ] && ! wait_for 90 gate_open "$GATE" &&
-			echo "# $name: the server's gate did not open; trying anyway"
-		: >"$log.tries"
-		while :; do
-			rc=0
-			timeout -k 5 120 stdbuf -oL -eL "${srv[@]}" "${cli[@]}" \
-				>"$log" 2>&1 || rc=$?
-			[ "$rc" = 0 ] && break
-			[ $t -le 0 ] && break
-			grep -qiE "couldn't connect|connection refused|unable to|failed to connect|rdma_connect|reject|cma event RDMA_CM_EVENT_(ADDR|ROUTE)_ERROR" "$log" || break
-			{ echo "--- try $tries: exit $rc"; tail -n 4 "$log"; } >>"$log.tries"
-			tries=$((tries + 1))
-			sleep 2
-			t=$((t - 2))
+		[ "$AGAIN" = 1 ] && [ $try -lt $RCM_TRIES ] || break
+		echo "# $name, try $try: perftest's own race (see t_suite.sh); again"
+		{ echo "--- try $try: perftest's race"; tail -n 4 "$log"; } >>"$log.tries"
+		try=$((try + 1))
+		# The next try on the next free port: -p's value goes up by 40.
+		for i in "${!srv[@]}"; do
+			[ "${srv[$i]}" = "$port" ] && [ "${srv[$((i - 1))]}" = -p ] &&
+				srv[i]=$((port + 40))
 		done
-	fi
+		port=$((port + 40))
+	done
 	if [ "$rc" = 0 ] && grep -qE "$okre" "$log"; then
 		tap_ok "$name"
 		grep -E "$okre" "$log" | head -n 2 | sed 's/^/# /'
 	elif [ "$rc" = 124 ]; then
 		tap_fail "$name" "timed out: ${srv[*]}" "$(tail -n 15 "$log")" \
-			"$(hung_state)" "$(tail -n 10 "$log.tries" 2>/dev/null)"
+			"$(hung_state)" "$(tail -n 10 "$log.tries")"
 	else
 		tap_fail "$name" "exit $rc: ${srv[*]}" "$(tail -n 15 "$log")" \
-			"$(tail -n 10 "$log.tries" 2>/dev/null)"
+			"$(tail -n 10 "$log.tries")"
 	fi
 }
 
