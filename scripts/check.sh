@@ -140,7 +140,7 @@ lane_guest() {
 # The long fuzzers under KASAN, lockdep and kmemleak, one guest boot: live
 # rings, uverbs commands and RoCEv2 packets, FUZZ_SECONDS each, beside
 # ordinary traffic (tests/guest/t_fuzz.sh).  make soak runs it for longer.
-FUZZ_SECONDS=${URDMA_FUZZ_LANE_SECONDS:-60}
+FUZZ_SECONDS=${URDMA_FUZZ_LANE_SECONDS:-40}
 lane_fuzz() {
 	tap_cmd "modules build for debug" make -s modules KVER=debug
 	"$VM" --kernel debug --timeout $((FUZZ_SECONDS * 6 + 900)) \

@@ -7,7 +7,7 @@
 
 NVMF_CFS=/sys/kernel/config/nvmet
 NVMF_NQN=nqn.2026-12.org.urdma:clients
-NVMF_MIB=32
+NVMF_MIB=${NVMF_MIB:-32}
 
 # nvmf_modules: load the modules (a RAM disk of 2 x NVMF_MIB); says why not.
 nvmf_modules() {

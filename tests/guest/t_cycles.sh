@@ -4,13 +4,14 @@
 # cycles must leave no unreferenced object behind.
 . "$(dirname "$0")/lib.sh"
 
-# 200 cycles take ~18 min under KASAN+kmemleak in TCG; 50 there (the
-# data-path tests now fill that lane).
-if [ "${URDMA_KERNEL:-}" = debug ]; then
-	CYCLES=${URDMA_CYCLES:-30}
-else
-	CYCLES=${URDMA_CYCLES:-200}
-fi
+# 200 cycles take ~18 min under KASAN+kmemleak in TCG; 30 there (the
+# data-path tests now fill that lane).  Debian 6.1, the kernel for API
+# drift, runs 50: the 200 of 6.12 there only repeat the same paths.
+case ${URDMA_KERNEL:-} in
+debug) CYCLES=${URDMA_CYCLES:-30} ;;
+debian-6.1) CYCLES=${URDMA_CYCLES:-50} ;;
+*) CYCLES=${URDMA_CYCLES:-200} ;;
+esac
 KMEMLEAK=/sys/kernel/debug/kmemleak
 PEER=veth1
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # make check's fuzz lane (on the KASAN/lockdep/kmemleak kernel): for
-# URDMA_FUZZ_LANE_SECONDS each (default 60; make soak: 900), while ordinary traffic runs on
+# URDMA_FUZZ_LANE_SECONDS each (default 40; make soak: 900), while ordinary traffic runs on
 # urdma0 beside them,
 #   - random and garbage WQEs in live rings (selftests q.fuzz_rings),
 #   - random uverbs commands (selftests dev.fuzz),
@@ -11,7 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
-SECS=${URDMA_FUZZ_LANE_SECONDS:-60}
+SECS=${URDMA_FUZZ_LANE_SECONDS:-40}
 RESULTS=${URDMA_RESULTS:-/tmp}
 LOG=$RESULTS/fuzz
 mkdir -p "$LOG"
