@@ -116,6 +116,16 @@ lane_kunit() {
 	python3 "$TOP/tests/kunit/parsed2tap.py" <"$OUT/kunit.parsed"
 }
 
+# need_tests: a lane run alone (LANES=guest-6.12, LANES=twohost) still
+# needs the C++ tests the provider lane builds; a full run has them.
+need_tests() {
+	[ -x "$TOP/build/tests/urdma_verbs_test" ] &&
+		[ -x "$TOP/build/tests/urdma_xfer" ] && return 0
+	{ "$TOP/scripts/rdma-core.sh" build &&
+		"$TOP/scripts/build-tests.sh"; } >>"$LOG" 2>&1 ||
+		echo "not ok - the C++ tests build for a lane run alone (see $LOG)"
+}
+
 lane_guest() {
 	local kernel=$1
 	tap_cmd "modules build for $kernel" make -s modules \
@@ -123,13 +133,7 @@ lane_guest() {
 	# The KASAN/lockdep kernel under TCG is several times slower.
 	local timeout=2400
 	[ "$kernel" = debug ] && timeout=4800
-	# A guest lane run alone (LANES=guest-6.12) still needs the provider
-	# lane's tests; a full run has built them already.
-	if [ ! -x "$TOP/build/tests/urdma_verbs_test" ]; then
-		{ "$TOP/scripts/rdma-core.sh" build &&
-			"$TOP/scripts/build-tests.sh"; } >>"$LOG" 2>&1 ||
-			echo "not ok - the C++ tests build for a guest lane alone (see $LOG)"
-	fi
+	need_tests
 	"$VM" --kernel "$kernel" --timeout "$timeout" -- "$TOP/tests/guest/run.sh" \
 		2>>"$LOG" | tee -a "$LOG" | tap_keep
 	local rc=${PIPESTATUS[0]}
@@ -180,6 +184,7 @@ twohost_pair() {
 
 lane_twohost() {
 	tap_cmd "modules build for debian-6.12" make -s modules KVER="$(kver_612)"
+	need_tests
 	twohost_pair urdma rxe "$(twohost_tests urdma-rxe)"
 	twohost_pair rxe urdma "$(twohost_tests rxe-urdma)"
 	twohost_pair urdma urdma "$(twohost_tests urdma-urdma)"
