@@ -235,8 +235,7 @@ no_ibdev() { [ ! -e "/sys/class/infiniband/$1" ]; }
 # the CM answers REJ "invalid service ID" (reason 8), and perftest 4.5
 # gives up (and then crashes in librdmacm).  Newer perftest (25.01) retries
 # the data connection 10 times for this; t_perftest.sh and the two-host
-# suite (t_suite.sh) try 5 times.  Any
-# other failure is a failure.
+# suite (t_suite.sh) try 5 times.  Any other failure is a failure.
 perftest_lost_race() {
 	grep -q 'RDMA_CM_EVENT_REJECTED; error: 8\.' "$1"
 }

@@ -51,15 +51,26 @@ nvme_connect() {
 	echo "nvme${out%%,*}"
 }
 nvme_disconnect() { echo 1 >"/sys/class/nvme/$1/delete_controller"; }
+# nvmf_connect ADDR: connects; NVMF_CTRL is the controller (a retry loop
+# may call it through wait_for).
+nvmf_connect() {
+	NVMF_CTRL=$(nvme_connect "$1" 2>/dev/null) &&
+		[ -d "/sys/class/nvme/$NVMF_CTRL" ]
+}
 
 # rc_qps DEV: how many RC QPs DEV has.
 rc_qps() { rdma res show qp link "$1/1" 2>/dev/null | grep -c " type RC "; }
 
-# nvmf_data NAME NS DATA: DATA (NVMF_MIB MiB) written to namespace NS
-# around the page cache, read back equal; then through the page cache at
-# an offset, read back equal after the cache is dropped.  TAP lines.
+# nvmf_data NAME CTRL DATA: once controller CTRL's namespace 1 appears,
+# DATA (NVMF_MIB MiB) written to it around the page cache, read back
+# equal; then through the page cache at an offset, read back equal after
+# the cache is dropped.  TAP lines.
 nvmf_data() {
-	local name=$1 ns=$2 data=$3 out
+	local name=$1 ns=/dev/${2}n1 data=$3 out
+	if ! wait_for 20 test -b "$ns"; then
+		tap_fail "$name: the namespace appears" "$(ls /dev/nvme* 2>&1)"
+		return
+	fi
 	if ! out=$(dd if="$data" of="$ns" bs=1M oflag=direct 2>&1); then
 		tap_fail "$name: $NVMF_MIB MiB written through the fabric (O_DIRECT)" "$out"
 		return

@@ -18,29 +18,24 @@ trap 'rm -rf "$WORK"' EXIT
 
 # nvmeof KIND DEV ADDR: the target on ADDR (DEV's), the host connects to it.
 nvmeof() {
-	local kind=$1 dev=$2 addr=$3 ctrl ns='' out
+	local kind=$1 dev=$2 addr=$3 out
 	if ! out=$(nvmet_up "$addr" 2>&1); then
 		tap_fail "$kind: nvmet-rdma exports a RAM disk on $addr" "$out"
 		nvmet_down
 		return
 	fi
-	if ! ctrl=$(nvme_connect "$addr" 2>&1) || [ ! -d "/sys/class/nvme/$ctrl" ]; then
-		tap_fail "$kind: nvme-rdma connects to $addr" "$ctrl" "$(dmesg | tail -n 8)"
+	if ! nvmf_connect "$addr"; then
+		tap_fail "$kind: nvme-rdma connects to $addr" "$(dmesg | tail -n 8)"
 		nvmet_down
 		return
 	fi
-	tap_ok "$kind: nvme-rdma connects to $addr ($ctrl)"
+	tap_ok "$kind: nvme-rdma connects to $addr ($NVMF_CTRL)"
 	# The admin queue and an I/O queue per CPU, a QP on each side of each.
 	[ "$(rc_qps "$dev")" -ge 4 ] &&
 		tap_ok "$kind: the queues are $dev's RC QPs" ||
 		tap_fail "$kind: the queues are $dev's RC QPs" "$(rdma res show qp 2>&1)"
-	wait_for 20 test -b "/dev/${ctrl}n1" && ns=/dev/${ctrl}n1
-	if [ -n "$ns" ]; then
-		nvmf_data "$kind" "$ns" "$WORK/data"
-	else
-		tap_fail "$kind: the namespace appears" "$(ls /dev/nvme* 2>&1)"
-	fi
-	check "$kind: the host disconnects" nvme_disconnect "$ctrl"
+	nvmf_data "$kind" "$NVMF_CTRL" "$WORK/data"
+	check "$kind: the host disconnects" nvme_disconnect "$NVMF_CTRL"
 	nvmet_down
 	check "$kind: the target is taken down" test ! -e "$NVMF_CFS/ports/1"
 	[ "$(rc_qps "$dev")" = 0 ] &&

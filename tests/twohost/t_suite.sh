@@ -226,30 +226,21 @@ nvmeof_server() {
 rc_qps_at_least() { [ "$(rc_qps "$DEV")" -ge "$1" ]; }
 # shellcheck disable=SC2317 # runs through wait_for
 rc_qps_none() { [ "$(rc_qps "$DEV")" = 0 ]; }
-# shellcheck disable=SC2317 # runs through wait_for
-nvme_try() {
-	CTRL=$(nvme_connect "$PEER" 2>/dev/null) && [ -d "/sys/class/nvme/$CTRL" ]
-}
 nvmeof_client() {
-	local name="NVMe-oF host" out ns=''
-	CTRL=
+	local name="NVMe-oF host" out
 	if ! out=$(nvmf_modules); then
 		tap_fail "$name: the modules load" "$out"
 		return
 	fi
 	nvmf_pattern /tmp/nvmf.data
-	if ! wait_for 90 nvme_try; then
+	# The target may not be up yet.
+	if ! wait_for 90 nvmf_connect "$PEER"; then
 		tap_fail "$name connects to $PEER" "$(dmesg | tail -n 8)"
 		return
 	fi
-	tap_ok "$name connects to $PEER ($CTRL)"
-	wait_for 20 test -b "/dev/${CTRL}n1" && ns=/dev/${CTRL}n1
-	if [ -n "$ns" ]; then
-		nvmf_data "$name" "$ns" /tmp/nvmf.data
-	else
-		tap_fail "$name: the namespace appears" "$(ls /dev/nvme* 2>&1)"
-	fi
-	check "$name disconnects" nvme_disconnect "$CTRL"
+	tap_ok "$name connects to $PEER ($NVMF_CTRL)"
+	nvmf_data "$name" "$NVMF_CTRL" /tmp/nvmf.data
+	check "$name disconnects" nvme_disconnect "$NVMF_CTRL"
 	wait_for 20 rc_qps_none &&
 		tap_ok "$name: no RC QP is left behind" ||
 		tap_fail "$name: no RC QP is left behind" "$(rdma res show qp 2>&1)"
