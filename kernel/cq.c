@@ -302,6 +302,8 @@ static void urdma_cqe_to_wc(struct urdma_dev *udev, const struct urdma_cqe *cqe,
 		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
 		wc->ex.invalidate_rkey = cqe->ex;
 	}
+	BUILD_BUG_ON((int)URDMA_CQE_NET_IPV4 != (int)RDMA_NETWORK_IPV4 ||
+		     (int)URDMA_CQE_NET_IPV6 != (int)RDMA_NETWORK_IPV6);
 	wc->network_hdr_type = (cqe->flags & URDMA_CQE_NET_MASK) >>
 			       URDMA_CQE_NET_SHIFT;
 	wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;

@@ -135,6 +135,28 @@ static inline unsigned int urdma_cqe_wc_flags(const struct urdma_cqe *cqe)
 	return flags;
 }
 
+/*
+ * The SL of a completion.  RoCE carries no SL; for a UD receive a RoCE
+ * adapter reports there what kind of frame arrived (IBTA Annex A17.4.5.1:
+ * IPv4 or IPv6), encoded as mlx5 does and as UCX's ud_verbs reads it to
+ * find the destination address in the GRH area: bit 3 for RoCEv2 (UDP),
+ * bits 2:0 1 for IPv6 and 2 for IPv4.  UCX drops every UD packet whose
+ * SL says otherwise.
+ */
+static inline uint8_t urdma_cqe_sl(const struct urdma_cqe *cqe)
+{
+	if (!(cqe->flags & URDMA_CQE_GRH))
+		return cqe->sl;
+	switch ((cqe->flags & URDMA_CQE_NET_MASK) >> URDMA_CQE_NET_SHIFT) {
+	case URDMA_CQE_NET_IPV4:
+		return 0x8 | 0x2;
+	case URDMA_CQE_NET_IPV6:
+		return 0x8 | 0x1;
+	default:
+		return cqe->sl;
+	}
+}
+
 static inline void urdma_cqe_to_wc(const struct urdma_cqe *cqe,
 				   struct ibv_wc *wc)
 {
@@ -150,7 +172,7 @@ static inline void urdma_cqe_to_wc(const struct urdma_cqe *cqe,
 	wc->wc_flags = urdma_cqe_wc_flags(cqe);
 	wc->pkey_index = cqe->pkey_index;
 	wc->slid = 0;
-	wc->sl = cqe->sl;
+	wc->sl = urdma_cqe_sl(cqe);
 	wc->dlid_path_bits = 0;
 }
 
@@ -281,7 +303,7 @@ static uint32_t urdma_read_slid(struct ibv_cq_ex *ibvcq)
 
 static uint8_t urdma_read_sl(struct ibv_cq_ex *ibvcq)
 {
-	return cq_ex_to_urdma_cq(ibvcq)->cur->sl;
+	return urdma_cqe_sl(cq_ex_to_urdma_cq(ibvcq)->cur);
 }
 
 static uint8_t urdma_read_dlid_path_bits(struct ibv_cq_ex *ibvcq)

@@ -94,6 +94,13 @@ void DataOps::sends(ibv_qp_type t, ibv_wr_opcode op)
 			<< "written past the message";
 		if (ud)
 			expect_grh(dst.data(), path_.gid);
+		// RoCE has no SL: urdma reports the frame's type there as
+		// mlx5 does (RoCEv2, IPv4 or IPv6), which UCX's ud_verbs
+		// needs to find the destination in the GRH area.
+		if (ud && device_is_urdma()) {
+			EXPECT_EQ(wc.sl, gid_is_v4_mapped(path_.gid) ? 0xa : 0x9)
+				<< "sl: the RoCE frame type";
+		}
 	}
 	EXPECT_TRUE(poll_quiet(p.cq_a(), 50).empty());
 	EXPECT_TRUE(poll_quiet(p.cq_b(), 50).empty());

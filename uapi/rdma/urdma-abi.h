@@ -323,6 +323,12 @@ enum {
 	URDMA_CQE_NET_MASK = 3 << 4,
 };
 
+/* The network types in urdma_cqe.flags: the kernel's rdma_network_type. */
+enum {
+	URDMA_CQE_NET_IPV4 = 2,		/* RDMA_NETWORK_IPV4 */
+	URDMA_CQE_NET_IPV6 = 3,		/* RDMA_NETWORK_IPV6 */
+};
+
 /*
  * What each WQE opcode is, in one table that the provider and the engine
  * both check WQEs against: urdma_wqe_ops[op] for enum urdma_wqe_opcode op.
