@@ -17,6 +17,8 @@ PKGS=(
 	libudev-dev cython3 python3-dev python3-docutils libsystemd-dev
 	# userspace tools and tests run in the guest
 	perftest rdmacm-utils ibverbs-utils libgtest-dev g++ python3
+	# real clients run in the guest (tests/guest/t_clients.sh)
+	qperf libfabric-bin ucx-utils fio
 	# kernel style checks and packaging
 	sparse dkms
 	# make bench's plots
