@@ -19,6 +19,8 @@ PKGS=(
 	perftest rdmacm-utils ibverbs-utils libgtest-dev g++ python3
 	# real clients run in the guest (tests/guest/t_clients.sh)
 	qperf libfabric-bin ucx-utils fio
+	# NFS over RDMA: the guest starts nfsd, mountd and rpcbind itself
+	nfs-kernel-server
 	# kernel style checks and packaging
 	sparse dkms
 	# make bench's plots
@@ -43,6 +45,25 @@ else
 	SUDO=
 fi
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# nfs-kernel-server's maintainer scripts would start an NFS server on this
+# host; only the guests run one.  A policy-rc.d that denies every start
+# keeps them from it (and is removed again if this script made it), and
+# the server is not enabled at boot.
+policy=/usr/sbin/policy-rc.d
+made_policy=
+if [ ! -e $policy ]; then
+	printf '#!/bin/sh\nexit 101\n' | $SUDO tee $policy >/dev/null
+	$SUDO chmod 755 $policy
+	made_policy=1
+fi
+rc=0
+$SUDO apt-get update -qq &&
+	$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+		>/dev/null || rc=$?
+[ -z "$made_policy" ] || $SUDO rm -f $policy
+[ $rc = 0 ] || exit $rc
+if [[ " ${missing[*]} " == *" nfs-kernel-server "* ]] &&
+	command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
+	$SUDO systemctl disable --now nfs-server.service >/dev/null 2>&1 || true
+fi
 echo "deps: done"

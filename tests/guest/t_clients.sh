@@ -6,13 +6,24 @@
 # 32 MiB of random data written through the fabric read back byte for
 # byte, around the page cache and through it.  The queues must be the
 # device's RC QPs, and none may be left when the host has disconnected.
-# The Debian kernels only (the debug kernel has no block layer).
-#   t_clients.sh [KIND...]     KIND: urdma rxe (default: both)
+# NFS over RDMA (nfs-kernel-server's nfsd on RDMA port 20049, the kernel
+# client with proto=rdma): v4.2 and v3 with data checked, and
+# mount/unmount cycles.  The Debian kernels only (the debug kernel is
+# built without NVMe-oF and NFS).
+#   t_clients.sh [KIND...]     KIND: urdma rxe (default: both; rxe on
+#                              6.12 only, for time)
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=nvmeof.sh
 . "$(dirname "$0")/nvmeof.sh"
 
-read -ra KINDS <<<"${*:-urdma rxe}"
+if [ -n "$*" ]; then
+	read -ra KINDS <<<"$*"
+elif [[ $(uname -r) == 6.12.* ]]; then
+	KINDS=(urdma rxe)
+else
+	KINDS=(urdma)
+	tap_skip "rxe beside urdma" "rxe runs in the 6.12 lane only (time)"
+fi
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
@@ -43,23 +54,120 @@ nvmeof() {
 		tap_fail "$kind: no RC QP is left behind" "$(rdma res show qp 2>&1)"
 }
 
+# nfsd_up: the kernel's NFS server, exporting a tmpfs, listening on RDMA
+# port 20049 (and TCP 2049), NFSv3 and v4.2; rpcbind and mountd for v3.
+NFS_EXPORT=/run/urdma-nfs
+nfsd_up() {
+	modprobe nfsd && modprobe rpcrdma || return 1
+	mkdir -p "$NFS_EXPORT" /var/lib/nfs/rpc_pipefs /var/lib/nfs/v4recovery
+	mount -t tmpfs tmpfs "$NFS_EXPORT" &&
+		mount -t nfsd nfsd /proc/fs/nfsd &&
+		mount -t rpc_pipefs sunrpc /var/lib/nfs/rpc_pipefs || return 1
+	rpcbind -w || return 1
+	echo "$NFS_EXPORT *(rw,fsid=0,no_root_squash,insecure,no_subtree_check)" \
+		>/etc/exports
+	exportfs -ra && rpc.mountd && rpc.nfsd 4 || return 1
+	echo 'rdma 20049' >/proc/fs/nfsd/portlist &&
+		grep -q '^rdma 20049' /proc/fs/nfsd/portlist
+}
+
+# nfs KIND DEV ADDR: NFS over RDMA to the server on ADDR (DEV's): v4.2
+# and v3, each mounted, data checked (a file copied and compared around
+# the page cache, fio with crc32c verification, a source tree copied and
+# compared), unmounted with no RC QP left; then mount/unmount cycles.
+NFS_CYCLES=${NFS_CYCLES:-3}
+nfs() {
+	local kind=$1 dev=$2 addr=$3 mnt=$WORK/mnt vers out i
+	mkdir -p "$mnt"
+	for vers in 4.2 3; do
+		local opts=vers=$vers,proto=rdma,port=20049 name="$kind: NFSv$vers"
+		local path=/
+		[ "$vers" = 3 ] && opts+=,nolock && path=$NFS_EXPORT
+		if ! out=$(timeout 60 mount -t nfs -o "$opts" "$addr:$path" "$mnt" 2>&1); then
+			tap_fail "$name mounts over RDMA ($opts)" "$out" "$(dmesg | tail -n 8)"
+			continue
+		fi
+		grep -q " $mnt nfs.*proto=rdma" /proc/mounts &&
+			[ "$(rc_qps "$dev")" -ge 1 ] &&
+			tap_ok "$name mounts over RDMA, on $dev's RC QPs" ||
+			tap_fail "$name mounts over RDMA, on $dev's RC QPs" \
+				"$(grep " $mnt " /proc/mounts)" "$(rdma res show qp)"
+		check "$name: 32 MiB written, read back equal (page cache dropped)" \
+			nfs_copy "$WORK/data" "$mnt/data-$vers"
+		check "$name: the server holds the same bytes" \
+			cmp "$WORK/data" "$NFS_EXPORT/data-$vers"
+		check "$name: fio 4k/128k random writes, crc32c verified" \
+			timeout 120 fio --name=nfs --filename="$mnt/fio-$vers" \
+			--size=8M --rw=randwrite --bssplit=4k/50:128k/50 \
+			--direct=1 --ioengine=psync --verify=crc32c \
+			--do_verify=1 --verify_fatal=1 --verify_state_save=0 \
+			--output=/dev/null
+		check "$name: a source tree copied, compared file by file" \
+			nfs_tree "$mnt/tree-$vers"
+		check "$name unmounts" timeout 60 umount "$mnt"
+		[ "$(rc_qps "$dev")" = 0 ] &&
+			tap_ok "$name: no RC QP is left behind" ||
+			tap_fail "$name: no RC QP is left behind" "$(rdma res show qp 2>&1)"
+	done
+	for ((i = 1; i <= NFS_CYCLES; i++)); do
+		timeout 60 mount -t nfs -o vers=4.2,proto=rdma,port=20049 \
+			"$addr:/" "$mnt" && cmp "$WORK/data" "$mnt/data-4.2" &&
+			timeout 60 umount "$mnt" || break
+	done
+	[ "$i" -gt "$NFS_CYCLES" ] && [ "$(rc_qps "$dev")" = 0 ] &&
+		tap_ok "$kind: $NFS_CYCLES NFSv4.2 mount/read/unmount cycles" ||
+		tap_fail "$kind: $NFS_CYCLES NFSv4.2 mount/read/unmount cycles" \
+			"cycle $i failed" "$(dmesg | tail -n 8)"
+	umount "$mnt" 2>/dev/null
+	rm -rf "${NFS_EXPORT:?}"/*
+}
+nfs_copy() {
+	cp "$1" "$2" && sync && echo 3 >/proc/sys/vm/drop_caches && cmp "$1" "$2"
+}
+nfs_tree() {
+	local src d
+	src=$(cd "$(dirname "$0")/../.." && pwd)
+	mkdir -p "$1" && cp -a "$src/kernel" "$src/provider" "$src/uapi" "$1"/ &&
+		sync && echo 3 >/proc/sys/vm/drop_caches || return 1
+	for d in kernel provider uapi; do
+		diff -r "$src/$d" "$1/$d" || return 1
+	done
+}
+# nfsd_down: the server stopped, its listeners closed, everything unmounted.
+nfsd_down() {
+	rpc.nfsd 0
+	pkill -x rpc.mountd
+	pkill -x rpcbind
+	umount /var/lib/nfs/rpc_pipefs /proc/fs/nfsd "$NFS_EXPORT"
+} >/dev/null 2>&1
+
+head -c $((NVMF_MIB << 20)) /dev/urandom >"$WORK/data"
+NFS=1
+if ! out=$(nfsd_up 2>&1); then
+	tap_fail "nfsd serves a tmpfs on RDMA port 20049" "$out"
+	NFS=
+fi
+NVMF=1
 if ! out=$(nvmf_modules); then
 	tap_skip "NVMe over Fabrics" "the kernel's modules would not load: $out"
-	tap_done
+	NVMF=
 fi
-head -c $((NVMF_MIB << 20)) /dev/urandom >"$WORK/data"
 for kind in "${KINDS[@]}"; do
 	case $kind in
 	urdma)
 		wait_gid_v4 "$DEV" || { tap_fail "$DEV has an IPv4 GID"; continue; }
-		nvmeof urdma "$DEV" 10.77.0.1
+		[ -z "$NVMF" ] || nvmeof urdma "$DEV" 10.77.0.1
+		[ -z "$NFS" ] || nfs urdma "$DEV" 10.77.0.1
 		;;
 	rxe)
 		if ! out=$(rdma link add rxe0 type rxe netdev veth1 2>&1); then
 			tap_fail "rdma link add rxe0 type rxe netdev veth1" "$out"
 			continue
 		fi
-		wait_gid_v4 rxe0 && nvmeof rxe rxe0 10.77.0.2
+		if wait_gid_v4 rxe0; then
+			[ -z "$NVMF" ] || nvmeof rxe rxe0 10.77.0.2
+			[ -z "$NFS" ] || nfs rxe rxe0 10.77.0.2
+		fi
 		rdma link del rxe0
 		;;
 	*)
@@ -67,4 +175,5 @@ for kind in "${KINDS[@]}"; do
 		;;
 	esac
 done
+[ -z "$NFS" ] || nfsd_down
 tap_done
