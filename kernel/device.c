@@ -392,6 +392,13 @@ struct urdma_dev *urdma_dev_create(const char *name, struct net_device *ndev)
 	if (ret)
 		goto err_dealloc;
 
+	/*
+	 * The netdev's parent (its PCI or virtio device) is ours too, as for
+	 * siw: clients that look for the NIC's bus and NUMA node under
+	 * /sys/class/infiniband/<dev>/device (UCX, NCCL) find it there.  A
+	 * virtual netdev (veth, lo) has none, and neither has the device.
+	 */
+	ibdev->dev.parent = ndev->dev.parent;
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = 1;

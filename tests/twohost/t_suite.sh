@@ -307,6 +307,34 @@ for t in "${TESTS[@]}"; do
 			side xfer 'OK$' "$xfer" "${ops[@]}" -a "$PEER" -p "$port" -b 16777216 -t 120 --
 		fi
 		;;
+	topology)
+		# The device's sysfs parent is its NIC's (UCX and NCCL read it).
+		want=$(readlink -f "/sys/class/net/$NIC/device")
+		got=$(readlink -f "/sys/class/infiniband/$DEV/device" 2>&1)
+		if [ "$KIND" = rxe ]; then
+			tap_skip "$DEV's device is $NIC's" "rxe gives its device no parent"
+		elif [ -n "$want" ] && [ "$got" = "$want" ]; then
+			tap_ok "$DEV's device is $NIC's ($got)"
+		else
+			tap_fail "$DEV's device is $NIC's" "want '$want', got '$got'"
+		fi
+		;;
+	ucx)
+		# rxe reports wc.sl 0 for a RoCE UD receive (urdma and mlx5 the
+		# frame type), and UCX then drops every UD packet unless told
+		# not to check their destination.
+		env=(UCX_NET_DEVICES="$DEV:1" UCX_TLS=rc_verbs,ud_verbs,self)
+		[ "$KIND" = rxe ] && env+=(UCX_UD_VERBS_ETH_DGID_CHECK=n)
+		for run in "tag_lat 8 $port" "ucp_put_bw 65536 $((port + 500))"; do
+			read -r test size p <<<"$run"
+			cmd=(env "${env[@]}" ucx_perftest -p "$p" -t "$test" -s "$size" -n 200 -w 20)
+			if [ "$ROLE" = server ]; then
+				side "ucx_perftest -t $test -s $size" '^Accepted connection' "${cmd[@]}" -- unused
+			else
+				side "ucx_perftest -t $test -s $size" '^Final: +200 ' "${cmd[@]}" -- "$PEER"
+			fi
+		done
+		;;
 	*)
 		tap_fail "unknown test $t"
 		;;
