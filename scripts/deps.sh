@@ -18,7 +18,7 @@ PKGS=(
 	# userspace tools and tests run in the guest
 	perftest rdmacm-utils ibverbs-utils libgtest-dev g++ python3
 	# real clients run in the guest (tests/guest/t_clients.sh)
-	qperf libfabric-bin ucx-utils fio
+	qperf libfabric-bin ucx-utils fio openmpi-bin libopenmpi-dev
 	# NFS over RDMA: the guest starts nfsd, mountd and rpcbind itself
 	nfs-kernel-server
 	# kernel style checks and packaging

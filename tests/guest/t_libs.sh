@@ -3,8 +3,9 @@
 # Communication libraries and tools that nobody here wrote, on urdma and,
 # beside it, on rxe in the same boot (Debian 12's packages on the rdma-core
 # 56.1 userland): qperf, libfabric's verbs and verbs;ofi_rxm providers
-# (fi_pingpong, with its data check -c) and UCX (ucx_perftest over
-# rc_verbs with UD wire-up, and over ud_verbs alone).  Server and client
+# (fi_pingpong, with its data check -c), UCX (ucx_perftest over
+# rc_verbs with UD wire-up, and over ud_verbs alone) and Open MPI over UCX
+# (urdma_mpi_check: point-to-point and allreduce, data checked).  Server and client
 # run in this guest, on the device's IPv4 address.
 #   t_libs.sh [KIND...]     KIND: urdma rxe (default: both; rxe on 6.12
 #                           only, for time)
@@ -93,6 +94,36 @@ ucx() {
 	fi
 }
 
+# mpi KIND DEV [UCX_ENV]: Open MPI over UCX (pml ucx; no shared memory,
+# so every message crosses DEV), two ranks here: urdma_mpi_check's
+# point-to-point patterns and allreduce sums must all be right.  On urdma
+# the device's WQE counter shows the traffic went through it.
+MPI_CHECK=$(cd "$(dirname "$0")/../.." && pwd)/build/tests/urdma_mpi_check
+mpi() {
+	local kind=$1 dev=$2 log=$RESULTS/mpi-$1 before after rc=0
+	shift 2
+	local x=(-x UCX_NET_DEVICES="$dev:1" -x UCX_TLS=rc_verbs,ud_verbs,self)
+	for e in "$@"; do x+=(-x "$e"); done
+	before=$(wqes "$dev")
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+		timeout 180 mpirun -np 2 --oversubscribe --mca pml ucx \
+		--mca btl '^vader,sm,openib,tcp' --mca osc ucx "${x[@]}" \
+		"$MPI_CHECK" >"$log" 2>&1 || rc=$?
+	after=$(wqes "$dev")
+	if [ "$rc" = 0 ] && grep -qx OK "$log" &&
+		{ [ "$kind" != urdma ] || [ $((after - before)) -ge 20 ]; }; then
+		tap_ok "$kind: Open MPI over UCX: point-to-point and allreduce data right"
+		[ "$kind" = urdma ] && echo "# $((after - before)) WQEs on $dev"
+	else
+		tap_fail "$kind: Open MPI over UCX: point-to-point and allreduce data right" \
+			"exit $rc; WQEs on $dev: $before -> $after" "$(tail -n 20 "$log")"
+	fi
+}
+wqes() {
+	rdma statistic show link "$1/1" 2>/dev/null |
+		grep -oE '(^| )wqes [0-9]+' | grep -oE '[0-9]+$' || echo 0
+}
+
 # everything KIND DEV ADDR [FI_ENV] [UCX_ENV]
 everything() {
 	local kind=$1 dev=$2 addr=$3 fienv=${4:-} ucxenv=${5:-}
@@ -110,10 +141,11 @@ everything() {
 		ucx "$kind" "$dev" "$addr" $rc ucp_get 65536 $ucxenv
 		ucx "$kind" "$dev" "$addr" $ud tag_lat 8 $ucxenv
 		ucx "$kind" "$dev" "$addr" $ud tag_bw 65536 $ucxenv
+		mpi "$kind" "$dev" $ucxenv
 	}
 }
 
-for tool in qperf fi_pingpong ucx_perftest; do
+for tool in qperf fi_pingpong ucx_perftest mpirun "$MPI_CHECK"; do
 	if ! command -v "$tool" >/dev/null; then
 		tap_fail "$tool is installed" "run scripts/deps.sh"
 		tap_done
