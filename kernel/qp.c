@@ -359,6 +359,7 @@ static void urdma_qp_reset(struct urdma_qp *qp)
 	qp->rq_cons = 0;
 	qp->waiting = false;
 	qp->tries_set = false;
+	qp->last_wqe_told = false;
 	WRITE_ONCE(qp->peer_serial, 0);
 	urdma_wire_reset(qp);
 	WRITE_ONCE(qp->use_wire, false);

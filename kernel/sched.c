@@ -224,7 +224,12 @@ static int urdma_qp_send(struct urdma_engine *eng, struct urdma_qp *qp)
 	return done;
 }
 
-/* ERROR: complete every posted WQE with WR_FLUSH_ERR (IBTA 10.3.1). */
+/*
+ * ERROR: complete every posted WQE with WR_FLUSH_ERR (IBTA 10.3.1).  A QP
+ * on an SRQ takes no receive WQE from it any more: it says so once with
+ * the Last WQE Reached event (IBTA 11.6.3.3, o11-5.2), which
+ * ib_drain_qp() waits for (up to 60 s) before it lets the QP go.
+ */
 static int urdma_qp_flush(struct urdma_engine *eng, struct urdma_qp *qp)
 {
 	struct urdma_scratch *s = eng->scratch;
@@ -233,6 +238,10 @@ static int urdma_qp_flush(struct urdma_engine *eng, struct urdma_qp *qp)
 	int done = 0;
 
 	qp->waiting = false;
+	if (qp->ibqp.srq && !qp->last_wqe_told) {
+		qp->last_wqe_told = true;
+		urdma_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	}
 	while (done < URDMA_QP_BUDGET && urdma_engine_charge(eng, 0) &&
 	       urdma_sq_pending(qp, &avail)) {
 		/* Only the header: wr_id and opcode. */

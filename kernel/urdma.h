@@ -289,6 +289,7 @@ struct urdma_qp {
 	struct urdma_wire *wire;
 	bool use_wire;
 	bool err_counted;
+	bool last_wqe_told;	/* engine: IB_EVENT_QP_LAST_WQE_REACHED raised */
 	u64 serial;
 	u64 peer_serial;
 };

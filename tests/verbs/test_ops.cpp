@@ -1115,6 +1115,41 @@ TEST_F(DataOpsOnce, SrqLimitReachedEvent)
 		<< "a second limit event without re-arming";
 }
 
+// A QP on an SRQ that goes to ERROR raises IBV_EVENT_QP_LAST_WQE_REACHED
+// once (IBTA o11-5.2): the kernel's ib_drain_qp() waits up to 60 s for it
+// before a ULP (nvmet-rdma with use_srq) may destroy the QP.  Its SRQ's
+// receives stay posted for the other QPs.
+TEST_F(DataOpsOnce, SrqQpInErrorRaisesLastWqeReached)
+{
+	ibv_srq_init_attr sa{};
+	sa.attr.max_wr = 16;
+	sa.attr.max_sge = 1;
+	Srq srq(ibv_create_srq(pd_.get(), &sa));
+	ASSERT_TRUE(srq) << strerror(errno);
+	QpPairOptions o;
+	o.srq_b = srq.get();
+	QpPair p;
+	ASSERT_NO_FATAL_FAILURE(make_pair(&p, o));
+	Region dst = region(4096);
+	ASSERT_TRUE(dst) << strerror(errno);
+	ASSERT_EQ(post_srq_recv(srq.get(), 1, { dst.sge(0, 256) }), 0);
+
+	ibv_qp_attr a{};
+	a.qp_state = IBV_QPS_ERR;
+	ASSERT_EQ(ibv_modify_qp(p.b(), &a, IBV_QP_STATE), 0) << strerror(errno);
+	ibv_async_event ev{};
+	std::string seen;
+	ASSERT_TRUE(wait_async_event(ctx_.get(), IBV_EVENT_QP_LAST_WQE_REACHED,
+				     timeout_ms(), &ev, &seen))
+		<< "no IBV_EVENT_QP_LAST_WQE_REACHED; other events: " << seen;
+	EXPECT_EQ(ev.element.qp, p.b());
+	EXPECT_FALSE(wait_async_event(ctx_.get(), IBV_EVENT_QP_LAST_WQE_REACHED,
+				      300, &ev, &seen))
+		<< "a second Last WQE Reached for the same transition";
+	EXPECT_TRUE(poll_quiet(p.cq_b(), 50).empty())
+		<< "the SRQ's receive was flushed through the QP";
+}
+
 // UD drops a datagram whose qkey does not match the receiver's; the
 // sender completes successfully regardless.
 TEST_F(DataOpsOnce, UdWrongQkeyIsDropped)
