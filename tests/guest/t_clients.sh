@@ -54,6 +54,111 @@ nvmeof() {
 		tap_fail "$kind: no RC QP is left behind" "$(rdma res show qp 2>&1)"
 }
 
+# nvmeof_hard DEV ADDR: what a storage user does to NVMe-oF beyond moving
+# data, on urdma: fio with crc32c verification (4k/128k random reads and
+# writes, QD 1 and 32, a job per I/O queue), the target with and without
+# an SRQ, 50 connect/disconnect cycles, the target's port removed during
+# verified I/O and put back (the host reconnects and the I/O completes),
+# and a writer killed mid-I/O (the controller stays live and moves data).
+NVMF_CYCLES=${NVMF_CYCLES:-50}
+nvmf_fio() {
+	timeout 300 fio --name=v --filename="/dev/${1}n1" --direct=1 \
+		--ioengine=libaio --rw=randrw --bssplit=4k/50:128k/50 \
+		--iodepth="$2" --numjobs=2 --size=4M --offset_increment=8M \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 \
+		--verify_state_save=0 --group_reporting --output=/dev/null "${@:3}"
+}
+nvmf_state() { cat "/sys/class/nvme/$1/state" 2>/dev/null; }
+nvmf_live() { [ "$(nvmf_state "$1")" = live ]; }
+nvmeof_hard() {
+	local dev=$1 addr=$2 srq out i c p=$NVMF_CFS/ports/1 fpid
+	local t0=$SECONDS
+	for srq in N Y; do
+		nvmet_down
+		modprobe -r nvmet-rdma && modprobe nvmet-rdma use_srq=$srq &&
+			out=$(nvmet_up "$addr" 2>&1) && nvmf_connect "$addr" &&
+			wait_for 20 test -b "/dev/${NVMF_CTRL}n1" || {
+			tap_fail "urdma: nvmet-rdma use_srq=$srq: the host connects" "$out"
+			continue
+		}
+		if [ $srq = Y ]; then
+			rdma res show srq 2>/dev/null | grep -q "dev $dev .*nvmet_rdma" &&
+				tap_ok "urdma: use_srq=Y: the target's queues share $dev's SRQ" ||
+				tap_fail "urdma: use_srq=Y: the target's queues share $dev's SRQ" \
+					"$(rdma res show srq 2>&1)"
+		fi
+		for qd in 1 32; do
+			check "urdma: use_srq=$srq: fio 4k/128k random I/O, QD $qd, 2 jobs, crc32c verified" \
+				nvmf_fio "$NVMF_CTRL" $qd
+		done
+		nvme_disconnect "$NVMF_CTRL"
+	done
+	echo "# fio with and without SRQ: $((SECONDS - t0)) s"
+	t0=$SECONDS
+	for ((i = 1; i <= NVMF_CYCLES; i++)); do
+		nvmf_connect "$addr" && nvme_disconnect "$NVMF_CTRL" || break
+	done
+	echo "# $NVMF_CYCLES cycles: $((SECONDS - t0)) s"
+	t0=$SECONDS
+	# Both sides' QPs go with each disconnect: the target's once
+	# ib_drain_qp() has seen Last WQE Reached on its SRQ (without it, it
+	# waits 60 s a QP, and 150 QPs were left after 50 cycles).
+	[ $i -gt "$NVMF_CYCLES" ] && wait_for 10 nvmf_no_qps "$dev" &&
+		tap_ok "urdma: $NVMF_CYCLES connect/disconnect cycles (SRQ target), no RC QP left" ||
+		tap_fail "urdma: $NVMF_CYCLES connect/disconnect cycles (SRQ target), no RC QP left" \
+			"stopped at cycle $i; $(rc_qps "$dev") RC QPs" "$(dmesg | tail -n 5)"
+
+	# The port goes away under verified I/O and comes back.
+	exec 3<>/dev/nvme-fabrics &&
+		echo "transport=rdma,traddr=$addr,trsvcid=4420,nqn=$NVMF_NQN,reconnect_delay=1,ctrl_loss_tmo=60" >&3 &&
+		read -r out <&3
+	exec 3>&-
+	out=${out#*instance=}
+	c=nvme${out%%,*}
+	if ! nvmf_live "$c" || ! wait_for 20 test -b "/dev/${c}n1"; then
+		tap_fail "urdma: the host connects with reconnect_delay=1" "$out"
+		return
+	fi
+	nvmf_fio "$c" 8 --time_based --runtime=10 &
+	fpid=$!
+	sleep 3
+	rm -f "$p/subsystems/$NVMF_NQN"
+	wait_for 10 eval '! nvmf_live "$c"'
+	out="state with the port gone: $(nvmf_state "$c")"
+	sleep 2
+	ln -s "$NVMF_CFS/subsystems/$NVMF_NQN" "$p/subsystems/$NVMF_NQN"
+	if wait "$fpid" && nvmf_live "$c"; then
+		tap_ok "urdma: port removed under verified I/O and put back: reconnected, I/O completed"
+		echo "# $out"
+	else
+		tap_fail "urdma: port removed under verified I/O and put back: reconnected, I/O completed" \
+			"$out; now $(nvmf_state "$c")" "$(dmesg | grep nvme | tail -n 8)"
+	fi
+
+	echo "# port removal: $((SECONDS - t0)) s"
+	t0=$SECONDS
+	# A writer killed with I/O in flight: fio itself, its job a thread
+	# (a timeout(1) wrapper, or fio's parent process, would die and
+	# leave the job writing).
+	fio --name=k --filename="/dev/${c}n1" --direct=1 --thread \
+		--ioengine=libaio --rw=randwrite --bs=128k --iodepth=16 \
+		--size=16M --time_based --runtime=30 --output=/dev/null &
+	fpid=$!
+	sleep 3
+	kill -9 $fpid
+	wait $fpid
+	nvmf_live "$c" && NVMF_MIB=8 nvmf_data "urdma: after a writer was killed mid-I/O" "$c" "$WORK/data8" ||
+		tap_fail "urdma: the controller is live after a writer was killed mid-I/O" "$(nvmf_state "$c")"
+	echo "# killed writer: $((SECONDS - t0)) s"
+	nvme_disconnect "$c"
+	nvmet_down
+	modprobe -r nvmet-rdma
+	wait_for 20 nvmf_no_qps "$dev" &&
+		tap_ok "urdma: no RC QP is left behind" ||
+		tap_fail "urdma: no RC QP is left behind" "$(rdma res show qp 2>&1)"
+}
+nvmf_no_qps() { [ "$(rc_qps "$1")" = 0 ]; }
+
 # nfsd_up: the kernel's NFS server, exporting a tmpfs, listening on RDMA
 # port 20049 (and TCP 2049), NFSv3 and v4.2; rpcbind and mountd for v3.
 NFS_EXPORT=/run/urdma-nfs
@@ -142,7 +247,8 @@ nfsd_down() {
 } >/dev/null 2>&1
 
 head -c $((NVMF_MIB << 20)) /dev/urandom >"$WORK/data"
-NFS=1
+head -c $((8 << 20)) "$WORK/data" >"$WORK/data8"
+NFS=${NFS-1}
 if ! out=$(nfsd_up 2>&1); then
 	tap_fail "nfsd serves a tmpfs on RDMA port 20049" "$out"
 	NFS=
@@ -157,6 +263,13 @@ for kind in "${KINDS[@]}"; do
 	urdma)
 		wait_gid_v4 "$DEV" || { tap_fail "$DEV has an IPv4 GID"; continue; }
 		[ -z "$NVMF" ] || nvmeof urdma "$DEV" 10.77.0.1
+		if [ -z "$NVMF" ]; then
+			:
+		elif [[ $(uname -r) == 6.12.* ]]; then
+			nvmeof_hard "$DEV" 10.77.0.1
+		else
+			tap_skip "urdma: NVMe-oF beyond moving data" "the 6.12 lane runs it (time)"
+		fi
 		[ -z "$NFS" ] || nfs urdma "$DEV" 10.77.0.1
 		;;
 	rxe)
