@@ -240,4 +240,18 @@ perftest_lost_race() {
 	grep -q 'RDMA_CM_EVENT_REJECTED; error: 8\.' "$1"
 }
 
+# client_kinds [KIND...]: sets KINDS, the devices a client test runs on:
+# the arguments, else urdma and, beside it, rxe on 6.12 (on other kernels
+# urdma only, for time; a TAP skip says so).
+client_kinds() {
+	if [ $# -gt 0 ]; then
+		KINDS=("$@")
+	elif [[ $(uname -r) == 6.12.* ]]; then
+		KINDS=(urdma rxe)
+	else
+		KINDS=(urdma)
+		tap_skip "rxe beside urdma" "rxe runs in the 6.12 lane only (time)"
+	fi
+}
+
 tap_done() { exit $TAP_FAILED; }

@@ -16,14 +16,7 @@
 # shellcheck source=nvmeof.sh
 . "$(dirname "$0")/nvmeof.sh"
 
-if [ -n "$*" ]; then
-	read -ra KINDS <<<"$*"
-elif [[ $(uname -r) == 6.12.* ]]; then
-	KINDS=(urdma rxe)
-else
-	KINDS=(urdma)
-	tap_skip "rxe beside urdma" "rxe runs in the 6.12 lane only (time)"
-fi
+client_kinds "$@"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 

@@ -13,14 +13,7 @@
 RESULTS=${URDMA_RESULTS:-/tmp}/libs
 mkdir -p "$RESULTS"
 
-if [ -n "$*" ]; then
-	read -ra KINDS <<<"$*"
-elif [[ $(uname -r) == 6.12.* ]]; then
-	KINDS=(urdma rxe)
-else
-	KINDS=(urdma)
-	tap_skip "rxe beside urdma" "rxe runs in the 6.12 lane only (time)"
-fi
+client_kinds "$@"
 
 # qperf KIND ADDR TEST...: qperf's RC tests over rdma_cm (-cm1).  Each
 # must print its figure, and a non-zero one.  qperf's UD tests cannot run

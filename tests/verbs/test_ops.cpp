@@ -904,7 +904,22 @@ INSTANTIATE_TEST_SUITE_P(Api, DataOps,
 /*
  * Tests that exist for one API only.
  */
-class DataOpsOnce : public DataTest {};
+class DataOpsOnce : public DataTest {
+protected:
+	// An SRQ of 16 one-SGE receives in *@srq, and a pair whose b
+	// receives from it.
+	void make_srq_pair(Srq *srq, QpPair *p)
+	{
+		ibv_srq_init_attr sa{};
+		sa.attr.max_wr = 16;
+		sa.attr.max_sge = 1;
+		srq->reset(ibv_create_srq(pd_.get(), &sa));
+		ASSERT_TRUE(*srq) << strerror(errno);
+		QpPairOptions o;
+		o.srq_b = srq->get();
+		ASSERT_NO_FATAL_FAILURE(make_pair(p, o));
+	}
+};
 
 // Type 1: ibv_bind_mw posts the bind and updates mw->rkey; the window
 // serves any QP of the PD, inside its bounds only.
@@ -1062,15 +1077,9 @@ TEST_F(DataOpsOnce, RcFlushNeedsTheQpsAccess)
  */
 TEST_F(DataOpsOnce, SrqLimitReachedEvent)
 {
-	ibv_srq_init_attr sa{};
-	sa.attr.max_wr = 16;
-	sa.attr.max_sge = 1;
-	Srq srq(ibv_create_srq(pd_.get(), &sa));
-	ASSERT_TRUE(srq) << strerror(errno);
-	QpPairOptions o;
-	o.srq_b = srq.get();
+	Srq srq;
 	QpPair p;
-	ASSERT_NO_FATAL_FAILURE(make_pair(&p, o));
+	ASSERT_NO_FATAL_FAILURE(make_srq_pair(&srq, &p));
 	Region src = region(4096), dst = region(8 * 256);
 	ASSERT_TRUE(src && dst) << strerror(errno);
 	for (uint64_t i = 0; i < 8; i++) {
@@ -1121,15 +1130,9 @@ TEST_F(DataOpsOnce, SrqLimitReachedEvent)
 // receives stay posted for the other QPs.
 TEST_F(DataOpsOnce, SrqQpInErrorRaisesLastWqeReached)
 {
-	ibv_srq_init_attr sa{};
-	sa.attr.max_wr = 16;
-	sa.attr.max_sge = 1;
-	Srq srq(ibv_create_srq(pd_.get(), &sa));
-	ASSERT_TRUE(srq) << strerror(errno);
-	QpPairOptions o;
-	o.srq_b = srq.get();
+	Srq srq;
 	QpPair p;
-	ASSERT_NO_FATAL_FAILURE(make_pair(&p, o));
+	ASSERT_NO_FATAL_FAILURE(make_srq_pair(&srq, &p));
 	Region dst = region(4096);
 	ASSERT_TRUE(dst) << strerror(errno);
 	ASSERT_EQ(post_srq_recv(srq.get(), 1, { dst.sge(0, 256) }), 0);
