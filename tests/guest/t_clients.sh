@@ -68,7 +68,9 @@ nvmeof_hard() {
 	local t0=$SECONDS
 	for srq in N Y; do
 		nvmet_down
-		modprobe -r nvmet-rdma && modprobe nvmet-rdma use_srq=$srq &&
+		# rmmod, not modprobe -r: that would unload nvmet and its
+		# configfs tree with it.
+		rmmod nvmet_rdma && modprobe nvmet-rdma use_srq=$srq &&
 			out=$(nvmet_up "$addr" 2>&1) && nvmf_connect "$addr" &&
 			wait_for 20 test -b "/dev/${NVMF_CTRL}n1" || {
 			tap_fail "urdma: nvmet-rdma use_srq=$srq: the host connects" "$out"
@@ -145,7 +147,7 @@ nvmeof_hard() {
 	echo "# killed writer: $((SECONDS - t0)) s"
 	nvme_disconnect "$c"
 	nvmet_down
-	modprobe -r nvmet-rdma
+	rmmod nvmet_rdma && modprobe nvmet-rdma	# use_srq back to its default
 	wait_for 20 nvmf_no_qps "$dev" &&
 		tap_ok "urdma: no RC QP is left behind" ||
 		tap_fail "urdma: no RC QP is left behind" "$(rdma res show qp 2>&1)"

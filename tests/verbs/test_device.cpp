@@ -88,7 +88,7 @@ TEST_F(Device, QueryDeviceReportsLimits)
 	EXPECT_EQ(attr.max_qp_wr, 16384);
 	EXPECT_EQ(attr.max_sge, 16);
 	EXPECT_EQ(attr.max_cq, 16384);
-	EXPECT_EQ(attr.max_cqe, 65536);
+	EXPECT_EQ(attr.max_cqe, 1 << 20);
 	EXPECT_EQ(attr.max_pd, 16384);
 	EXPECT_EQ(attr.max_srq, 4096);
 	EXPECT_EQ(attr.max_pkeys, 1);

@@ -30,7 +30,7 @@
 #define MAX_QP_WR	16384
 #define MAX_SGE		16
 #define MAX_INLINE	256
-#define MAX_CQE		65536
+#define MAX_CQE		(1u << 20)
 #define MAX_SRQ_WR	16384
 
 #define GUARD		0xa5	/* bytes the kernel must not touch */
