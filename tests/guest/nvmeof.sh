@@ -39,11 +39,12 @@ nvmet_down() {
 	rmdir "$s" 2>/dev/null
 }
 
-# nvme_connect ADDR: connects; prints the new controller's name (nvmeN).
+# nvme_connect ADDR [OPTS]: connects, with OPTS (k=v,...) added to the
+# request; prints the new controller's name (nvmeN).
 nvme_connect() {
 	local out
 	exec 3<>/dev/nvme-fabrics || return 1
-	echo "transport=rdma,traddr=$1,trsvcid=4420,nqn=$NVMF_NQN" >&3 ||
+	echo "transport=rdma,traddr=$1,trsvcid=4420,nqn=$NVMF_NQN${2:+,$2}" >&3 ||
 		{ exec 3>&-; return 1; }
 	read -r out <&3
 	exec 3>&-

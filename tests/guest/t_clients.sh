@@ -104,14 +104,9 @@ nvmeof_hard() {
 			"stopped at cycle $i; $(rc_qps "$dev") RC QPs" "$(dmesg | tail -n 5)"
 
 	# The port goes away under verified I/O and comes back.
-	exec 3<>/dev/nvme-fabrics &&
-		echo "transport=rdma,traddr=$addr,trsvcid=4420,nqn=$NVMF_NQN,reconnect_delay=1,ctrl_loss_tmo=60" >&3 &&
-		read -r out <&3
-	exec 3>&-
-	out=${out#*instance=}
-	c=nvme${out%%,*}
+	c=$(nvme_connect "$addr" reconnect_delay=1,ctrl_loss_tmo=60 2>&1)
 	if ! nvmf_live "$c" || ! wait_for 20 test -b "/dev/${c}n1"; then
-		tap_fail "urdma: the host connects with reconnect_delay=1" "$out"
+		tap_fail "urdma: the host connects with reconnect_delay=1" "$c"
 		return
 	fi
 	nvmf_fio "$c" 8 --time_based --runtime=10 &
