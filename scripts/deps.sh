@@ -21,6 +21,8 @@ PKGS=(
 	qperf libfabric-bin ucx-utils fio openmpi-bin libopenmpi-dev
 	# NFS over RDMA: the guest starts nfsd, mountd and rpcbind itself
 	nfs-kernel-server
+	# SMB Direct (debug kernel): the guest starts ksmbd.mountd itself
+	ksmbd-tools cifs-utils
 	# kernel style checks and packaging
 	sparse dkms
 	# make bench's plots
@@ -45,8 +47,8 @@ else
 	SUDO=
 fi
 export DEBIAN_FRONTEND=noninteractive
-# nfs-kernel-server's maintainer scripts would start an NFS server on this
-# host; only the guests run one.  A policy-rc.d that denies every start
+# nfs-kernel-server's and ksmbd-tools' maintainer scripts would start a
+# file server on this host; only the guests run one.  A policy-rc.d that denies every start
 # keeps them from it (and is removed again if this script made it), and
 # the server is not enabled at boot.
 policy=/usr/sbin/policy-rc.d
@@ -62,8 +64,11 @@ $SUDO apt-get update -qq &&
 		>/dev/null || rc=$?
 [ -z "$made_policy" ] || $SUDO rm -f $policy
 [ $rc = 0 ] || exit $rc
-if [[ " ${missing[*]} " == *" nfs-kernel-server "* ]] &&
-	command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
-	$SUDO systemctl disable --now nfs-server.service >/dev/null 2>&1 || true
+if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
+	for pair in nfs-kernel-server:nfs-server ksmbd-tools:ksmbd; do
+		[[ " ${missing[*]} " == *" ${pair%%:*} "* ]] || continue
+		$SUDO systemctl disable --now "${pair#*:}.service" \
+			>/dev/null 2>&1 || true
+	done
 fi
 echo "deps: done"
