@@ -8,13 +8,16 @@
 # device's RC QPs, and none may be left when the host has disconnected.
 # NFS over RDMA (nfs-kernel-server's nfsd on RDMA port 20049, the kernel
 # client with proto=rdma): v4.2 and v3 with data checked, and
-# mount/unmount cycles.  The Debian kernels only (the debug kernel is
-# built without NVMe-oF and NFS).
+# mount/unmount cycles; Debian's kernels (the debug kernel is built
+# without NFS).  SMB Direct (ksmbd and the cifs client with "rdma"): the
+# debug kernel only (Debian's kernels are built without it).
 #   t_clients.sh [KIND...]     KIND: urdma rxe (default: both; rxe on
-#                              6.12 only, for time)
+#                              Debian's 6.12 only, for time)
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=nvmeof.sh
 . "$(dirname "$0")/nvmeof.sh"
+# shellcheck source=nfs.sh
+. "$(dirname "$0")/nfs.sh"
 
 client_kinds "$@"
 WORK=$(mktemp -d)
@@ -53,7 +56,12 @@ nvmeof() {
 # an SRQ, 50 connect/disconnect cycles, the target's port removed during
 # verified I/O and put back (the host reconnects and the I/O completes),
 # and a writer killed mid-I/O (the controller stays live and moves data).
-NVMF_CYCLES=${NVMF_CYCLES:-50}
+# 50 cycles; 10 on the debug kernel (time: the same paths, 5x slower).
+if [ "${URDMA_KERNEL:-}" = debug ]; then
+	NVMF_CYCLES=${NVMF_CYCLES:-10}
+else
+	NVMF_CYCLES=${NVMF_CYCLES:-50}
+fi
 nvmf_fio() {
 	timeout 300 fio --name=v --filename="/dev/${1}n1" --direct=1 \
 		--ioengine=libaio --rw=randrw --bssplit=4k/50:128k/50 \
@@ -149,23 +157,6 @@ nvmeof_hard() {
 }
 nvmf_no_qps() { [ "$(rc_qps "$1")" = 0 ]; }
 
-# nfsd_up: the kernel's NFS server, exporting a tmpfs, listening on RDMA
-# port 20049 (and TCP 2049), NFSv3 and v4.2; rpcbind and mountd for v3.
-NFS_EXPORT=/run/urdma-nfs
-nfsd_up() {
-	modprobe nfsd && modprobe rpcrdma || return 1
-	mkdir -p "$NFS_EXPORT" /var/lib/nfs/rpc_pipefs /var/lib/nfs/v4recovery
-	mount -t tmpfs tmpfs "$NFS_EXPORT" &&
-		mount -t nfsd nfsd /proc/fs/nfsd &&
-		mount -t rpc_pipefs sunrpc /var/lib/nfs/rpc_pipefs || return 1
-	rpcbind -w || return 1
-	echo "$NFS_EXPORT *(rw,fsid=0,no_root_squash,insecure,no_subtree_check)" \
-		>/etc/exports
-	exportfs -ra && rpc.mountd && rpc.nfsd 4 || return 1
-	echo 'rdma 20049' >/proc/fs/nfsd/portlist &&
-		grep -q '^rdma 20049' /proc/fs/nfsd/portlist
-}
-
 # nfs KIND DEV ADDR: NFS over RDMA to the server on ADDR (DEV's): v4.2
 # and v3, each mounted, data checked (a file copied and compared around
 # the page cache, fio with crc32c verification, a source tree copied and
@@ -187,18 +178,7 @@ nfs() {
 			tap_ok "$name mounts over RDMA, on $dev's RC QPs" ||
 			tap_fail "$name mounts over RDMA, on $dev's RC QPs" \
 				"$(grep " $mnt " /proc/mounts)" "$(rdma res show qp)"
-		check "$name: 32 MiB written, read back equal (page cache dropped)" \
-			nfs_copy "$WORK/data" "$mnt/data-$vers"
-		check "$name: the server holds the same bytes" \
-			cmp "$WORK/data" "$NFS_EXPORT/data-$vers"
-		check "$name: fio 4k/128k random writes, crc32c verified" \
-			timeout 120 fio --name=nfs --filename="$mnt/fio-$vers" \
-			--size=8M --rw=randwrite --bssplit=4k/50:128k/50 \
-			--direct=1 --ioengine=psync --verify=crc32c \
-			--do_verify=1 --verify_fatal=1 --verify_state_save=0 \
-			--output=/dev/null
-		check "$name: a source tree copied, compared file by file" \
-			nfs_tree "$mnt/tree-$vers"
+		fs_data "$name" "$mnt" "$NFS_EXPORT" "$vers"
 		check "$name unmounts" timeout 60 umount "$mnt"
 		[ "$(rc_qps "$dev")" = 0 ] &&
 			tap_ok "$name: no RC QP is left behind" ||
@@ -216,10 +196,29 @@ nfs() {
 	umount "$mnt" 2>/dev/null
 	rm -rf "${NFS_EXPORT:?}"/*
 }
-nfs_copy() {
+# fs_data NAME MNT SERVERDIR TAG: a network file system's data checked:
+# 32 MiB copied in and compared after the page cache is dropped, and
+# compared again in the server's directory; fio 4k/128k random writes with
+# crc32c verification; a source tree copied and compared file by file.
+fs_data() {
+	local name=$1 mnt=$2 srv=$3 tag=$4
+	check "$name: 32 MiB written, read back equal (page cache dropped)" \
+		fs_copy "$WORK/data" "$mnt/data-$tag"
+	check "$name: the server holds the same bytes" \
+		cmp "$WORK/data" "$srv/data-$tag"
+	check "$name: fio 4k/128k random writes, crc32c verified" \
+		timeout 180 fio --name=fsdata --filename="$mnt/fio-$tag" \
+		--size=8M --rw=randwrite --bssplit=4k/50:128k/50 \
+		--direct=1 --ioengine=psync --verify=crc32c \
+		--do_verify=1 --verify_fatal=1 --verify_state_save=0 \
+		--output=/dev/null
+	check "$name: a source tree copied, compared file by file" \
+		fs_tree "$mnt/tree-$tag"
+}
+fs_copy() {
 	cp "$1" "$2" && sync && echo 3 >/proc/sys/vm/drop_caches && cmp "$1" "$2"
 }
-nfs_tree() {
+fs_tree() {
 	local src d
 	src=$(cd "$(dirname "$0")/../.." && pwd)
 	mkdir -p "$1" && cp -a "$src/kernel" "$src/provider" "$src/uapi" "$1"/ &&
@@ -228,23 +227,139 @@ nfs_tree() {
 		diff -r "$src/$d" "$1/$d" || return 1
 	done
 }
-# nfsd_down: the server stopped, its listeners closed, everything unmounted.
-nfsd_down() {
-	rpc.nfsd 0
-	pkill -x rpc.mountd
-	pkill -x rpcbind
-	umount /var/lib/nfs/rpc_pipefs /proc/fs/nfsd "$NFS_EXPORT"
+# SMB Direct: ksmbd, the kernel's SMB3 server (its daemon ksmbd.mountd is
+# from ksmbd-tools), shares a tmpfs; it listens for SMB Direct on RDMA CM
+# port 445 beside TCP.  The kernel's cifs client mounts the share with
+# "rdma" (SMB 3.1.1 over SMB Direct: sends and receives for the messages,
+# RDMA reads and writes through fast-registered MRs for the I/O).
+SMB_SHARE=/run/urdma-smb
+SMB_PASS=urdma-smb-test
+smbd_up() {
+	mkdir -p /etc/ksmbd "$SMB_SHARE" &&
+		mount -t tmpfs tmpfs "$SMB_SHARE" || return 1
+	cat >/etc/ksmbd/ksmbd.conf <<-EOF || return 1
+		[global]
+			server signing = disabled
+		[share]
+			path = $SMB_SHARE
+			read only = no
+			browseable = yes
+	EOF
+	rm -f /etc/ksmbd/ksmbdpwd.db
+	ksmbd.adduser -a root -p "$SMB_PASS" && ksmbd.mountd || return 1
+	wait_for 20 smb_listening || {
+		echo "no RDMA CM listener on port 445"
+		rdma res show cm_id
+		return 1
+	}
+}
+# ksmbd listens on 445 (SMB Direct over InfiniBand and RoCE), or on 5445
+# if an iWARP device was there when it started: iWARP's listener is a TCP
+# port, and ksmbd's own TCP socket holds 445.  cifs tries 5445, then 445.
+smb_listening() { rdma res show cm_id 2>/dev/null | grep -qE "LISTEN.*:(445|5445)\b"; }
+
+# smb KIND DEV ADDR: the share on ADDR (DEV's) mounted over SMB Direct,
+# data checked, unmounted with no RC QP left; then mount/unmount cycles.
+# The peers (rxe, siw) are compared on the mount and the 32 MiB copy only,
+# for time: this runs on the debug kernel.
+SMB_CYCLES=${SMB_CYCLES:-3}
+smb() {
+	local kind=$1 dev=$2 addr=$3 mnt=$WORK/smb out i
+	local opts=rdma,vers=3.1.1,username=root,password=$SMB_PASS
+	local name="$kind: SMB Direct"
+	mkdir -p "$mnt"
+	if ! out=$(timeout 60 mount -t cifs -o "$opts" "//$addr/share" "$mnt" 2>&1); then
+		tap_fail "$name: cifs mounts ksmbd's share with rdma" "$out" \
+			"$(dmesg | tail -n 12)"
+		return
+	fi
+	grep -q " $mnt cifs .*rdma" /proc/mounts && [ "$(rc_qps "$dev")" -ge 1 ] &&
+		tap_ok "$name: cifs mounts ksmbd's share with rdma, on $dev's RC QPs" ||
+		tap_fail "$name: cifs mounts ksmbd's share with rdma, on $dev's RC QPs" \
+			"$(grep " $mnt " /proc/mounts)" "$(rdma res show qp)"
+	if [ "$kind" != urdma ]; then
+		check "$name: 32 MiB written, read back equal (page cache dropped)" \
+			fs_copy "$WORK/data" "$mnt/data-$kind"
+		check "$name: the server holds the same bytes" \
+			cmp "$WORK/data" "$SMB_SHARE/data-$kind"
+		check "$name: unmounts" timeout 60 umount "$mnt"
+		rm -rf "${SMB_SHARE:?}"/*
+		return
+	fi
+	fs_data "$name" "$mnt" "$SMB_SHARE" "$kind"
+	check "$name: unmounts" timeout 60 umount "$mnt"
+	wait_for 10 nvmf_no_qps "$dev" &&
+		tap_ok "$name: no RC QP is left behind" ||
+		tap_fail "$name: no RC QP is left behind" "$(rdma res show qp 2>&1)"
+	for ((i = 1; i <= SMB_CYCLES; i++)); do
+		timeout 60 mount -t cifs -o "$opts" "//$addr/share" "$mnt" &&
+			cmp "$WORK/data" "$mnt/data-$kind" &&
+			timeout 60 umount "$mnt" || break
+	done
+	[ "$i" -gt "$SMB_CYCLES" ] && wait_for 10 nvmf_no_qps "$dev" &&
+		tap_ok "$name: $SMB_CYCLES mount/read/unmount cycles" ||
+		tap_fail "$name: $SMB_CYCLES mount/read/unmount cycles" \
+			"cycle $i failed" "$(dmesg | tail -n 8)"
+	umount "$mnt" 2>/dev/null
+	rm -rf "${SMB_SHARE:?}"/*
+}
+# smb_peers_up: rxe0 on veth1 (10.77.0.2) and siw0 on veth2 (10.78.0.1),
+# to compare SMB Direct on them; up before ksmbd starts (see above).
+# SMB_PEERS: "KIND DEV ADDR" of each that came up.
+SMB_PEERS=()
+smb_peers_up() {
+	local out
+	if out=$(rdma link add rxe0 type rxe netdev veth1 2>&1) && wait_gid_v4 rxe0; then
+		SMB_PEERS+=("rxe rxe0 10.77.0.2")
+	else
+		tap_fail "SMB Direct: rxe0 on veth1 for the comparison" "$out"
+	fi
+	if out=$(modprobe siw 2>&1 && ip link add veth2 type veth peer name veth3 &&
+		ip addr add 10.78.0.1/24 dev veth2 && ip link set veth2 up &&
+		ip link set veth3 up && rdma link add siw0 type siw netdev veth2 2>&1); then
+		SMB_PEERS+=("siw siw0 10.78.0.1")
+	else
+		tap_fail "SMB Direct: siw0 on veth2 for the comparison" "$out"
+	fi
+}
+smb_peers_down() {
+	rdma link del rxe0
+	rdma link del siw0
+	ip link del veth2
+} >/dev/null 2>&1
+smbd_down() {
+	ksmbd.control -s
+	umount "$SMB_SHARE"
 } >/dev/null 2>&1
 
 head -c $((NVMF_MIB << 20)) /dev/urandom >"$WORK/data"
 head -c $((8 << 20)) "$WORK/data" >"$WORK/data8"
 NFS=${NFS-1}
-if ! out=$(nfsd_up 2>&1); then
+if [ -n "$NFS" ] && ! modprobe -q nfsd; then
+	tap_skip "NFS over RDMA" "the kernel has no nfsd (the debug kernel is built without NFS)"
+	NFS=
+elif [ -n "$NFS" ] && ! out=$(nfsd_up 2>&1); then
 	tap_fail "nfsd serves a tmpfs on RDMA port 20049" "$out"
 	NFS=
 fi
-NVMF=1
-if ! out=$(nvmf_modules); then
+# CIFS_SMB_DIRECT's tunables are in /proc/fs/cifs; SMB_SERVER_SMBDIRECT
+# shows only in the listener.
+SMB=${SMB-1}
+modprobe -q cifs 2>/dev/null
+if [ -z "$SMB" ]; then
+	:
+elif [ ! -e /proc/fs/cifs/rdma_readwrite_threshold ]; then
+	tap_skip "SMB Direct" "the kernel is built without CONFIG_CIFS_SMB_DIRECT, as Debian's kernels are; the debug kernel runs it"
+	SMB=
+else
+	smb_peers_up
+	if ! out=$(smbd_up 2>&1); then
+		tap_fail "ksmbd shares a tmpfs over SMB Direct" "$out"
+		SMB=
+	fi
+fi
+NVMF=${NVMF-1}
+if [ -n "$NVMF" ] && ! out=$(nvmf_modules); then
 	tap_skip "NVMe over Fabrics" "the kernel's modules would not load: $out"
 	NVMF=
 fi
@@ -261,6 +376,7 @@ for kind in "${KINDS[@]}"; do
 			tap_skip "urdma: NVMe-oF beyond moving data" "the 6.12 lane runs it (time)"
 		fi
 		[ -z "$NFS" ] || nfs urdma "$DEV" 10.77.0.1
+		[ -z "$SMB" ] || smb urdma "$DEV" 10.77.0.1
 		;;
 	rxe)
 		if ! out=$(rdma link add rxe0 type rxe netdev veth1 2>&1); then
@@ -270,6 +386,7 @@ for kind in "${KINDS[@]}"; do
 		if wait_gid_v4 rxe0; then
 			[ -z "$NVMF" ] || nvmeof rxe rxe0 10.77.0.2
 			[ -z "$NFS" ] || nfs rxe rxe0 10.77.0.2
+			[ -z "$SMB" ] || smb rxe rxe0 10.77.0.2
 		fi
 		rdma link del rxe0
 		;;
@@ -279,4 +396,12 @@ for kind in "${KINDS[@]}"; do
 	esac
 done
 [ -z "$NFS" ] || nfsd_down
+if [ -n "$SMB" ]; then
+	for p in "${SMB_PEERS[@]}"; do
+		# shellcheck disable=SC2086 # KIND DEV ADDR
+		smb $p
+	done
+	smbd_down
+fi
+smb_peers_down
 tap_done
