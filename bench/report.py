@@ -153,6 +153,66 @@ def engines_table(t, out):
                    f"{ratio(two, one)} |")
 
 
+# The clients section (bench/clients.sh): (test, field, what, unit,
+# lower is better).
+CLIENT_ROWS = [
+    ("nvmf_4k_qd1", "usec", "NVMe-oF 4k random read, QD1", "usec", True),
+    ("nvmf_4k_qd16", "iops", "NVMe-oF 4k random read, QD16", "IOPS", False),
+    ("nvmf_128k_seq", "mbps", "NVMe-oF 128k sequential read, QD16", "MB/s",
+     False),
+    ("nfs_write", "mbps", "NFSv4.2 1 MiB sequential write", "MB/s", False),
+    ("nfs_read", "mbps", "NFSv4.2 1 MiB sequential read", "MB/s", False),
+    ("ucx_tag_lat", "usec", "UCX tag_lat 8 B", "usec", True),
+    ("ucx_tag_bw", "mbps", "UCX tag_bw 64 KiB", "MB/s", False),
+    ("ucx_ucp_put_bw", "mbps", "UCX ucp_put_bw 64 KiB", "MB/s", False),
+    ("qperf_lat", "usec", "qperf rc_lat / tcp_lat", "usec", True),
+    ("qperf_bw", "mbps", "qperf rc_bw / tcp_bw", "MB/s", False),
+]
+CLIENT_DEVS = ["urdma", "rxe", "siw", "tcp"]
+
+
+def client(t, dev, test, field):
+    for r in t.recs:
+        if (r.get("path") == "client" and r.get("dev") == dev and
+                r.get("test") == test and field in r):
+            return r[field]
+    return None
+
+
+def clients_table(t, out):
+    out.append("| client | unit | urdma | rxe | siw | TCP | urdma/TCP | "
+               "urdma/rxe | urdma/siw |")
+    out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for test, field, what, unit, _ in CLIENT_ROWS:
+        v = [client(t, d, test, field) for d in CLIENT_DEVS]
+        digits = 0 if unit == "IOPS" else 1
+        out.append(f"| {what} | {unit} | " +
+                   " | ".join(fmt(x, digits) for x in v) +
+                   f" | {ratio(v[0], v[3])} | {ratio(v[0], v[1])} | "
+                   f"{ratio(v[0], v[2])} |")
+
+
+def client_targets(t, add):
+    """The clients' targets: urdma against the client's TCP transport."""
+    def goal(what, test, field, goal, ok, how):
+        x, y = client(t, "urdma", test, field), client(t, "tcp", test, field)
+        r = None if x is None or y is None or y == 0 else x / y
+        add(what, fmt(r, 2) + "x", goal, None if r is None else ok(r),
+            "clients: " + how)
+
+    goal("NVMe-oF over urdma vs NVMe/TCP, 4k QD16 IOPS", "nvmf_4k_qd16",
+         "iops", ">= 3x", lambda r: r >= 3, "fio 4k random read, QD16")
+    goal("NVMe-oF over urdma vs NVMe/TCP, 4k QD1 latency", "nvmf_4k_qd1",
+         "usec", "<= 0.5x", lambda r: r <= 0.5,
+         "fio 4k random read, QD1, mean completion latency")
+    for test, what in (("nfs_write", "writes"), ("nfs_read", "reads")):
+        goal(f"NFS over urdma vs NFS over TCP, 1 MiB {what}", test, "mbps",
+             ">= 1x", lambda r: r >= 1, "fio, NFSv4.2, O_DIRECT")
+    goal("UCX over urdma vs UCX over tcp, ucp_put_bw 64 KiB",
+         "ucx_ucp_put_bw", "mbps", ">= 2x", lambda r: r >= 2,
+         "ucx_perftest")
+
+
 def targets(t, out):
     """The issue's targets: (what, measured ratio, goal, met)."""
     rows = []
@@ -238,6 +298,7 @@ def targets(t, out):
     c = idle[0]["cpu_pct"] if idle else None
     add("engine CPU while idle", fmt(c, 2) + "% of a CPU", "~ 0",
         None if c is None else c < 1, "5 s, 1 s after the last work")
+    client_targets(t, add)
     out.append("| target | measured | goal | | how |")
     out.append("|---|---:|---|---|---|")
     for what, val, goal, met, how in rows:
@@ -300,6 +361,13 @@ def check(path):
     idle = [r for r in recs if r.get("test") == "engine_cpu"]
     print(("ok" if idle else "not ok") +
           " - bench: the engine's idle CPU use was measured")
+    for test, field, what, _, _ in CLIENT_ROWS:
+        devs = sorted({r["dev"] for r in recs if r.get("path") == "client"
+                       and r.get("test") == test and field in r})
+        need = {"urdma", "tcp"}
+        print(("ok" if need <= set(devs) else "not ok") +
+              f" - bench: clients: {what} measured on urdma and TCP "
+              f"(has: {', '.join(devs) or 'none'})")
     return 0
 
 
@@ -338,7 +406,7 @@ def main():
            "- local path: server and client on one device; wire: urdma "
            "to urdma over a veth pair, the far end in its own network "
            "namespace", ""]
-    failed = [r for r in recs if r.get("error")]
+    failed = [r for r in recs if r.get("error") and r.get("path") != "client"]
     if failed:
         out.append(f"**{len(failed)} runs failed:** " + ", ".join(
             f"{r['dev']}/{r['path']} {r['test']} {r['size']} x{r['qps']}"
@@ -356,6 +424,19 @@ def main():
     rate_table(t, out)
     out += ["", "## Engine threads (urdma local path, MB/s)", ""]
     engines_table(t, out)
+    out += ["", "## Clients", "",
+            "Real clients (bench/clients.sh) on each device and on their own "
+            "TCP transport, server and client in this guest (TCP crosses "
+            "the loopback; the RDMA devices their own paths). NVMe-oF: the "
+            "kernel's nvmet and host over a RAM disk; NFS: NFSv4.2 on a "
+            "tmpfs export; UCX: ucx_perftest over rc_verbs,ud_verbs or tcp "
+            "(siw: UCX needs IB or RoCE); qperf: rc_* with -cm1 or tcp_*. "
+            "Each figure is one run of 5 s (quick: 1 s).", ""]
+    clients_table(t, out)
+    errs = [r for r in recs if r.get("path") == "client" and r.get("error")]
+    if errs:
+        out += ["", "Not measured:", ""]
+        out += [f"- {r['dev']} {r['test']}: {r['error']}" for r in errs]
     note = plots(t, outdir)
     if note:
         out += ["", f"({note})"]

@@ -17,6 +17,7 @@
 #   urdma  wire   urdma_w0 on veth4 (10.79.0.1) to urdma_w1 on veth5
 #                 (10.79.0.2) in network namespace "wire": RoCEv2 packets
 #                 through the veth pair (docs/engine.md, the local path)
+# Last, real clients on urdma0, rxe0 and siw0 and over TCP (clients.sh).
 # rxe has no wire path in one boot: its UDP socket exists only in the
 # initial namespace, and within it the IP layer carries a datagram to a
 # local address over lo, where no rxe device listens (docs/performance.md).
@@ -353,6 +354,9 @@ else
 	say "could not reload urdma with engines=2"
 	FAILS=$((FAILS + 1))
 fi
+# Real clients, and their TCP transports (bench/clients.sh).
+say "== clients"
+"$HERE/clients.sh" "$OUT" || FAILS=$((FAILS + 1))
 limits again
 say "done: $(grep -c . "$OUT") records, $FAILS failed runs"
 [ $FAILS -eq 0 ]

@@ -17,6 +17,10 @@ nvmf_modules() {
 			mount -t configfs none /sys/kernel/config 2>&1; }
 }
 
+# NVMF_TRTYPE: the transport of nvmet_up's port and nvme_connect's
+# request: rdma (the default) or tcp (make bench's comparison).
+NVMF_TRTYPE=${NVMF_TRTYPE:-rdma}
+
 # nvmet_up ADDR: the target exports /dev/ram0 as namespace 1 on ADDR:4420.
 nvmet_up() {
 	local s=$NVMF_CFS/subsystems/$NVMF_NQN p=$NVMF_CFS/ports/1
@@ -24,7 +28,7 @@ nvmet_up() {
 		mkdir "$s/namespaces/1" &&
 		echo /dev/ram0 >"$s/namespaces/1/device_path" &&
 		echo 1 >"$s/namespaces/1/enable" &&
-		mkdir "$p" && echo rdma >"$p/addr_trtype" &&
+		mkdir "$p" && echo "$NVMF_TRTYPE" >"$p/addr_trtype" &&
 		echo ipv4 >"$p/addr_adrfam" && echo "$1" >"$p/addr_traddr" &&
 		echo 4420 >"$p/addr_trsvcid" &&
 		ln -s "$s" "$p/subsystems/$NVMF_NQN"
@@ -44,7 +48,7 @@ nvmet_down() {
 nvme_connect() {
 	local out
 	exec 3<>/dev/nvme-fabrics || return 1
-	echo "transport=rdma,traddr=$1,trsvcid=4420,nqn=$NVMF_NQN${2:+,$2}" >&3 ||
+	echo "transport=$NVMF_TRTYPE,traddr=$1,trsvcid=4420,nqn=$NVMF_NQN${2:+,$2}" >&3 ||
 		{ exec 3>&-; return 1; }
 	read -r out <&3
 	exec 3>&-
