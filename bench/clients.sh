@@ -12,7 +12,7 @@
 # (10.77.0.1), rxe0 on veth1 (10.77.0.2), siw0 on veth2 (10.78.0.1).
 # Server and client run in this guest, so TCP crosses the loopback.
 #   NVMe-oF   nvmet and nvme-rdma against nvmet-tcp and nvme-tcp, a RAM
-#             disk: 4k random reads at QD1 (mean completion latency) and
+#             disk: 4k random reads at QD1 (mean total latency) and
 #             QD16 (IOPS), 128k sequential reads at QD16 (MB/s); fio
 #   NFS       NFSv4.2 proto=rdma against proto=tcp, a tmpfs export: 1 MiB
 #             sequential writes, then reads (MB/s, O_DIRECT); fio
@@ -71,8 +71,10 @@ for k in urdma rxe siw; do
 	fi
 done
 
-# fio_json NAME FIO-ARGS...: runs fio; prints "iops clat_usec mbps" of its
-# reads or writes (whichever moved data).
+# fio_json NAME FIO-ARGS...: runs fio; prints "iops lat_usec mbps" of its
+# reads or writes (whichever moved data).  The latency is the total one,
+# submission and completion: nvme-tcp on a loopback can complete an I/O
+# inside io_submit(), which leaves fio's completion latency near 0.
 fio_json() {
 	local name=$1 log=$LOGS/fio-$1.json
 	shift
@@ -83,7 +85,7 @@ fio_json() {
 		import json, sys
 		j = json.load(open(sys.argv[1]))["jobs"][0]
 		d = j["read"] if j["read"]["io_bytes"] else j["write"]
-		print("%.0f %.1f %.1f" % (d["iops"], d["clat_ns"]["mean"] / 1e3,
+		print("%.0f %.1f %.1f" % (d["iops"], d["lat_ns"]["mean"] / 1e3,
 					  d["bw_bytes"] / 1e6))
 	EOF
 }

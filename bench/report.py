@@ -204,7 +204,7 @@ def client_targets(t, add):
          "iops", ">= 3x", lambda r: r >= 3, "fio 4k random read, QD16")
     goal("NVMe-oF over urdma vs NVMe/TCP, 4k QD1 latency", "nvmf_4k_qd1",
          "usec", "<= 0.5x", lambda r: r <= 0.5,
-         "fio 4k random read, QD1, mean completion latency")
+         "fio 4k random read, QD1, mean total latency (submission and completion)")
     for test, what in (("nfs_write", "writes"), ("nfs_read", "reads")):
         goal(f"NFS over urdma vs NFS over TCP, 1 MiB {what}", test, "mbps",
              ">= 1x", lambda r: r >= 1, "fio, NFSv4.2, O_DIRECT")
