@@ -14,7 +14,10 @@
 # xfer (urdma_xfer: 16 MiB of WRITE, ATOMIC_WRITE, READ and SEND over
 # rdma_cm, every byte checked; FLUSH too when both sides are urdma, as
 # URDMA_TWOHOST_PEER_KIND says), nvmeof (the kernel's NVMe-oF target and
-# host, 8 MiB written through the fabric and found on the target).
+# host, 8 MiB written through the fabric and found on the target), nfs
+# (NFS over RDMA: 8 MiB written by the client, found in the server's
+# export), qperf (rc_lat, rc_bw, rc_rdma_write_bw, rc_rdma_read_bw over
+# rdma_cm), fabric (fi_pingpong -c: verbs msg, verbs;ofi_rxm rdm), ucx.
 KIND=${1:?KIND: urdma or rxe}
 shift
 case $KIND in urdma | rxe) ;; *) echo "bad KIND $KIND" >&2; exit 2 ;; esac
@@ -26,6 +29,8 @@ URDMA_DEV=${KIND}0
 NVMF_MIB=8
 # shellcheck source=../guest/nvmeof.sh
 . "$(dirname "$0")/../guest/nvmeof.sh"
+# shellcheck source=../guest/nfs.sh
+. "$(dirname "$0")/../guest/nfs.sh"
 # shellcheck disable=SC2034 # read by lib.sh
 TAP_PREFIX="twohost ${URDMA_TWOHOST_PAIR:+$URDMA_TWOHOST_PAIR: }$KIND ($ROLE)"
 ITERS=${URDMA_TWOHOST_ITERS:-100}
@@ -246,6 +251,51 @@ nvmeof_client() {
 		tap_fail "$name: no RC QP is left behind" "$(rdma res show qp 2>&1)"
 }
 
+# NFS over RDMA: the server's nfsd exports a tmpfs on RDMA port 20049;
+# the client mounts it (v4.2, proto=rdma), writes the pattern, reads it
+# back after dropping its page cache, and leaves a marker; the server
+# then finds the pattern in its export.  8 MiB over the TCG guests' wire.
+NFS_DONE=$NFS_EXPORT/client-done
+nfs_server() {
+	local name="NFS server" out
+	if ! out=$(nfsd_up 2>&1); then
+		tap_fail "$name exports a tmpfs on RDMA port 20049" "$out"
+		nfsd_down
+		return
+	fi
+	nvmf_pattern /tmp/nfs.data
+	if ! wait_for 150 test -e "$NFS_DONE"; then
+		tap_fail "$name: a client writes its data" "$(rdma res show qp 2>&1)"
+	elif ! cmp /tmp/nfs.data "$NFS_EXPORT/data"; then
+		tap_fail "$name: the export holds what the client wrote"
+	else
+		tap_ok "$name: served a client over RDMA, whose $NVMF_MIB MiB are in the export"
+	fi
+	# The client unmounts before the server goes.
+	wait_for 60 rc_qps_none
+	nfsd_down
+}
+nfs_client() {
+	local name="NFS client" mnt=/tmp/nfs-mnt out
+	nvmf_pattern /tmp/nfs.data
+	mkdir -p "$mnt"
+	# The server may not be up yet.
+	if ! wait_for 90 timeout 30 mount -t nfs -o vers=4.2,proto=rdma,port=20049 \
+		"$PEER:/" "$mnt"; then
+		tap_fail "$name mounts $PEER:/ over RDMA" "$(dmesg | tail -n 8)"
+		return
+	fi
+	grep -q " $mnt nfs.*proto=rdma" /proc/mounts && [ "$(rc_qps "$DEV")" -ge 1 ] &&
+		tap_ok "$name mounts $PEER:/ over RDMA, on $DEV's RC QPs" ||
+		tap_fail "$name mounts $PEER:/ over RDMA, on $DEV's RC QPs" \
+			"$(grep " $mnt " /proc/mounts)" "$(rdma res show qp)"
+	check "$name: $NVMF_MIB MiB written, read back equal (page cache dropped)" \
+		sh -c "cp /tmp/nfs.data $mnt/data && sync &&
+			echo 3 >/proc/sys/vm/drop_caches && cmp /tmp/nfs.data $mnt/data"
+	touch "$mnt/${NFS_DONE##*/}"
+	check "$name unmounts" timeout 60 umount "$mnt"
+}
+
 port=18800
 GATE=
 for t in "${TESTS[@]}"; do
@@ -285,6 +335,38 @@ for t in "${TESTS[@]}"; do
 		;;
 	nvmeof)
 		if [ "$ROLE" = server ]; then nvmeof_server; else nvmeof_client; fi
+		;;
+	nfs)
+		if [ "$ROLE" = server ]; then nfs_server; else nfs_client; fi
+		;;
+	qperf)
+		# The client runs qperf's RC tests over rdma_cm, then tells the
+		# server to quit.  qperf checks no data.
+		tests=(rc_lat rc_bw rc_rdma_write_bw rc_rdma_read_bw)
+		if [ "$ROLE" = server ]; then
+			side qperf '^served$' sh -c "qperf -lp $port && echo served" -- unused
+		else
+			side qperf '^rc_rdma_read_bw:' qperf "$PEER" -lp "$port" -cm1 -t 1 \
+				"${tests[@]}" quit --
+		fi
+		;;
+	fabric)
+		# libfabric's fi_pingpong with its data check (-c): 100 messages
+		# each way, all acknowledged on both sides.  rxe's max_cqe is
+		# smaller than ofi_rxm's CQ unless the universe is small.
+		env=()
+		[ "$KIND" = rxe ] && env=(FI_UNIVERSE_SIZE=64)
+		for run in "verbs msg 4096 $port" "verbs;ofi_rxm rdm 65536 $((port + 500))"; do
+			read -r prov ep size p <<<"$run"
+			cmd=(env "${env[@]}" fi_pingpong -p "$prov" -e "$ep" -d "$DEV"
+				-c -I 100 -S "$size")
+			name="fi_pingpong -p '$prov' -e $ep -S $size -c"
+			if [ "$ROLE" = server ]; then
+				side "$name" '^[0-9]+k? +100 +=100 ' "${cmd[@]}" -B "$p" -- unused
+			else
+				side "$name" '^[0-9]+k? +100 +=100 ' "${cmd[@]}" -P "$p" -- "$PEER"
+			fi
+		done
 		;;
 	rping)
 		if [ "$ROLE" = server ]; then
