@@ -212,9 +212,12 @@ int urdma_wire_run(struct urdma_engine *eng, struct urdma_qp *qp)
 	/*
 	 * Responses go in PSN order.  An ACK waits for the READ responses
 	 * before it (a requester would take it for a lost response), and
-	 * goes before those after it: an ACK of an earlier PSN in the middle
-	 * of a READ's responses ends the READ for rxe's completer (it resets
-	 * its expected opcode), which then fails the QP on the next MIDDLE.
+	 * goes before those after it, here or, when a READ before it ends
+	 * inside urdma_resp_reads(), before the next READ's first response:
+	 * an ACK of an earlier PSN in the middle of a READ's responses ends
+	 * the READ for rxe's completer (it resets its expected opcode), which
+	 * then fails the QP on the next MIDDLE (an NFS server on rxe reading
+	 * from a client on urdma hit it).
 	 */
 	work += urdma_resp_flush_ack(eng, qp);
 	if (READ_ONCE(qp->attr.qp_state) != IB_QPS_ERR)

@@ -312,6 +312,15 @@ int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp)
 			struct urdma_tx tx;
 			u8 op;
 
+			/*
+			 * An ACK due before this response goes first, once
+			 * the READs before it are answered: it must not come
+			 * after the responses of a later READ (see
+			 * urdma_wire_run()).
+			 */
+			if (w->resp.ack_pending &&
+			    urdma_psn_diff(psn, w->resp.ack_psn) > 0)
+				sent += urdma_resp_flush_ack(eng, qp);
 			if (!urdma_engine_charge(eng, pay))
 				return sent;
 			op = first && last ? URDMA_OP_READ_RESP_ONLY :
