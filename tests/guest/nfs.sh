@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # shellcheck shell=bash
-# The kernel's NFS server in a guest, for NFS over RDMA.  Sourced by
-# t_clients.sh and by make bench's clients section (bench/clients.sh).
+# The kernel's NFS server in a guest, for NFS over RDMA, and fs_copy, a
+# copy checked through a network file system.  Sourced by t_clients.sh, by
+# the two-host suite and by make bench's clients section (bench/clients.sh).
 
 # nfsd_up: the kernel's NFS server, exporting a tmpfs, listening on RDMA
 # port 20049 (and TCP 2049), NFSv3 and v4.2; rpcbind and mountd for v3.
@@ -27,3 +28,9 @@ nfsd_down() {
 	pkill -x rpcbind
 	umount /var/lib/nfs/rpc_pipefs /proc/fs/nfsd "$NFS_EXPORT"
 } >/dev/null 2>&1
+
+# fs_copy SRC DST: SRC copied to DST on a network file system, compared
+# after the page cache is dropped (read back from the server).
+fs_copy() {
+	cp "$1" "$2" && sync && echo 3 >/proc/sys/vm/drop_caches && cmp "$1" "$2"
+}

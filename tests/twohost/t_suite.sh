@@ -290,8 +290,7 @@ nfs_client() {
 		tap_fail "$name mounts $PEER:/ over RDMA, on $DEV's RC QPs" \
 			"$(grep " $mnt " /proc/mounts)" "$(rdma res show qp)"
 	check "$name: $NVMF_MIB MiB written, read back equal (page cache dropped)" \
-		sh -c "cp /tmp/nfs.data $mnt/data && sync &&
-			echo 3 >/proc/sys/vm/drop_caches && cmp /tmp/nfs.data $mnt/data"
+		fs_copy /tmp/nfs.data "$mnt/data"
 	touch "$mnt/${NFS_DONE##*/}"
 	check "$name unmounts" timeout 60 umount "$mnt"
 }
