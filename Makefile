@@ -38,7 +38,7 @@ KSRC := Kbuild $(shell find kernel uapi tests/kunit -name '*.[ch]' 2>/dev/null)
 
 .PHONY: all modules modules-all provider tests bench install install-module \
 	install-userland uninstall demo check soak checkpatch sparse debug-kernel \
-	deps clean help
+	deps deb clean help
 
 all: modules
 
@@ -62,6 +62,9 @@ help:
 	@echo '  make bench           urdma, rxe, siw (and real clients against TCP)'
 	@echo '                       side by side in one guest;'
 	@echo '                       writes docs/bench/ (BENCH_ARGS=--quick: smoke)'
+	@echo '  make deb             Debian 12 packages for a real machine, in build/deb/:'
+	@echo '                       urdma-dkms, ibverbs-provider-urdma and rdma-core'
+	@echo '                       56.1 (README: "Install on your machines")'
 	@echo '  make checkpatch      checkpatch.pl --strict on the kernel sources'
 	@echo '  make sparse          sparse (C=1) build against 6.12'
 	@echo '  make debug-kernel    build the KASAN/lockdep/KUnit kernel (cached)'
@@ -70,7 +73,7 @@ help:
 	@echo
 	@echo 'Variables: KVER, KDIR, URDMA_CACHE (default /var/cache/urdma),'
 	@echo '           LANES (make check: subset of lanes, e.g. "build kunit";'
-	@echo '           lanes: build dkms provider kunit guest-6.12 guest-6.1'
+	@echo '           lanes: build dkms provider deb kunit guest-6.12 guest-6.1'
 	@echo '           guest-debug fuzz twohost bench)'
 	@echo
 	@echo 'Guests: scripts/urdma-vm (one guest), scripts/urdma-2host (two guests on'
@@ -165,6 +168,9 @@ SOAK_SECONDS ?= 900
 soak:
 	@$(TOP)/scripts/build-debug-kernel.sh
 	@URDMA_FUZZ_LANE_SECONDS=$(SOAK_SECONDS) $(TOP)/scripts/check.sh provider fuzz
+
+deb:
+	@$(TOP)/scripts/deb.sh
 
 bench: tests
 	@$(TOP)/scripts/bench.sh $(BENCH_ARGS)

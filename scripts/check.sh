@@ -6,14 +6,14 @@
 #
 #   scripts/check.sh [LANE...]     default: all lanes, in this order
 #
-# Lanes: build dkms provider kunit guest-6.12 guest-6.1 guest-debug fuzz
+# Lanes: build dkms provider deb kunit guest-6.12 guest-6.1 guest-debug fuzz
 #        twohost bench
 # Each lane writes TAP to build/check/LANE.tap and its log to LANE.log.
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$TOP/build/check
-ALL_LANES=(build dkms provider kunit guest-6.12 guest-6.1 guest-debug fuzz
+ALL_LANES=(build dkms provider deb kunit guest-6.12 guest-6.1 guest-debug fuzz
 	twohost bench)
 LANES=("${@:-${ALL_LANES[@]}}")
 VM=$TOP/scripts/urdma-vm
@@ -97,6 +97,29 @@ lane_provider() {
 		"$stage/usr/lib/x86_64-linux-gnu/libibverbs/liburdma-rdmav34.so"
 	tap_cmd "urdma.driver is staged" test -f "$stage/etc/libibverbs.d/urdma.driver"
 	tap_cmd "C++ tests build" "$TOP/scripts/build-tests.sh"
+}
+
+# make deb's packages: what they hold, then installed with dpkg -i in a
+# guest with no urdma code and Debian 12's rdma-core, used, and removed
+# (tests/guest/t_deb.sh).
+deb_has() { dpkg-deb -c "$1" | grep -q "$2"; }
+deb_lacks() { ! dpkg-deb -c "$1" | grep -q "$2"; }
+lane_deb() {
+	local d=$TOP/build/deb v=56.1-1~urdma1
+	tap_cmd "make deb builds the packages" make -s deb
+	tap_cmd "urdma-dkms holds dkms.conf and the sources" deb_has \
+		"$d/urdma-dkms_0.1-1_all.deb" './usr/src/urdma-0.1/kernel/engine.c'
+	tap_cmd "ibverbs-provider-urdma holds liburdma" deb_has \
+		"$d/ibverbs-provider-urdma_${v}_amd64.deb" 'libibverbs/liburdma-rdmav34.so'
+	tap_cmd "ibverbs-providers does not (no file conflict)" deb_lacks \
+		"$d/ibverbs-providers_${v}_amd64.deb" 'liburdma'
+	tap_cmd "librdmacm1 keeps its bookworm name" test -f "$d/librdmacm1_${v}_amd64.deb"
+	tap_cmd "modules build for debian-6.12" make -s modules KVER="$(kver_612)"
+	"$VM" --no-install --timeout 1500 -- "$TOP/tests/guest/t_deb.sh" "$d" \
+		2>>"$LOG" | tee -a "$LOG" | tap_keep
+	local rc=${PIPESTATUS[0]}
+	[ "$rc" -eq 0 ] && echo "ok - deb guest exits cleanly (no oops, WARN, KASAN or lockdep report)" ||
+		echo "not ok - deb guest exits cleanly (exit $rc; see $LOG)"
 }
 
 lane_kunit() {
@@ -218,6 +241,7 @@ run_lane() {
 	build) lane_build ;;
 	dkms) lane_dkms ;;
 	provider) lane_provider ;;
+	deb) lane_deb ;;
 	kunit) lane_kunit ;;
 	guest-6.12) lane_guest debian-6.12 ;;
 	guest-6.1) lane_guest debian-6.1 ;;

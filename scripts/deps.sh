@@ -23,8 +23,8 @@ PKGS=(
 	nfs-kernel-server
 	# SMB Direct (debug kernel): the guest starts ksmbd.mountd itself
 	ksmbd-tools cifs-utils
-	# kernel style checks and packaging
-	sparse dkms
+	# kernel style checks and packaging (make deb)
+	sparse dkms debhelper dh-python
 	# make bench's plots
 	python3-matplotlib
 )
