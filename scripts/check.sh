@@ -102,8 +102,10 @@ lane_provider() {
 # make deb's packages: what they hold, then installed with dpkg -i in a
 # guest with no urdma code and Debian 12's rdma-core, used, and removed
 # (tests/guest/t_deb.sh).
-deb_has() { dpkg-deb -c "$1" | grep -q "$2"; }
-deb_lacks() { ! dpkg-deb -c "$1" | grep -q "$2"; }
+# (Not a pipe into grep -q: dpkg-deb would die of SIGPIPE, and pipefail.)
+deb_list() { DEB_LIST=$(dpkg-deb -c "$1"); }
+deb_has() { deb_list "$1" && grep -q "$2" <<<"$DEB_LIST"; }
+deb_lacks() { deb_list "$1" && ! grep -q "$2" <<<"$DEB_LIST"; }
 lane_deb() {
 	local d=$TOP/build/deb v=56.1-1~urdma1
 	tap_cmd "make deb builds the packages" make -s deb
