@@ -302,6 +302,27 @@ cmd_stage() {
 	done
 }
 
+# Would the dynamic linker's cache send one of the stage's sonames to a
+# file other than the stage's?  The stage replaces rdma-core 44's libraries
+# at their own paths, and a soname the cache lacks is found in the system
+# search path (/usr/lib/$MULTIARCH), so the cache is usually still right.
+# ldconfig reads every library of the system: in a guest, over 9p and
+# under TCG, that is a minute (on the debug kernel), at every boot.
+ld_cache_stale() {
+	local f so path cache
+
+	cache=$(ldconfig -p) || return 0
+	for f in "$STAGE/usr/lib/$MULTIARCH"/*.so.*; do
+		so=${f##*/}
+		[[ $so =~ \.so\.[0-9]+$ ]] || continue
+		path=$(awk -v so="$so" '$1 == so && /x86-64/ { print $NF; exit }' <<<"$cache")
+		[ -z "$path" ] && continue
+		[ "$(readlink -f "$path")" = "$(readlink -f "/usr/lib/$MULTIARCH/$so")" ] ||
+			return 0
+	done
+	return 1
+}
+
 # $1: the root to install into (default /; another root is for testing and
 # skips ldconfig).
 cmd_install() {
@@ -314,7 +335,7 @@ cmd_install() {
 	# cp cannot copy a directory over a symlink such as /lib -> usr/lib:
 	# the stage holds only usr/ and etc/ (checked when staging).
 	cp -a "$STAGE/." "$root"
-	if [ "$root" = / ]; then
+	if [ "$root" = / ] && ld_cache_stale; then
 		ldconfig
 	fi
 	say "installed rdma-core $VERSION with urdma"
