@@ -44,7 +44,7 @@ die() { echo "deb: error: $*" >&2; exit 1; }
 
 HASH=$({
 	cat "$0" "$TOP/scripts/deb-debianize.py" "$TOP/uapi/rdma/urdma-abi.h"
-	for f in "$TOP"/provider/*; do echo "$f"; cat "$f"; done
+	for f in "$TOP"/provider/*; do echo "${f##*/}"; cat "$f"; done
 } | sha256sum | cut -c1-12)
 DIR=$CACHE_ROOT/rdma-core-debs-$RC_VERSION-$HASH
 mkdir -p "$OUT"
