@@ -58,11 +58,10 @@ dkms_deb() {
 	# shellcheck disable=SC2064
 	trap "rm -rf '$root'" RETURN
 	src=$root/usr/src/urdma-$DKMS_VERSION
-	mkdir -p "$src" "$root/DEBIAN" "$root/usr/share/doc/$pkg"
+	mkdir -p "$src" "$root/DEBIAN"
 	# What DKMS needs: Kbuild, dkms.conf and the sources Kbuild names.
 	git -C "$TOP" ls-files -co --exclude-standard -- Kbuild dkms.conf \
 		kernel uapi tests/kunit | rsync -a --files-from=- "$TOP/" "$src/"
-	cp "$TOP/LICENSE"* "$root/usr/share/doc/$pkg/" 2>/dev/null || true
 	cat >"$root/DEBIAN/control" <<-EOF
 		Package: $pkg
 		Version: $ver
