@@ -232,6 +232,10 @@ static const struct rdma_stat_desc urdma_stat_descs[URDMA_NUM_COUNTERS] = {
 	[URDMA_CNT_DUP_REQS] = { .name = "dup_reqs" },
 	[URDMA_CNT_KICK_RUNS] = { .name = "kick_runs" },
 	[URDMA_CNT_YIELDS] = { .name = "yields" },
+	[URDMA_CNT_EARLY_TIMEOUTS] = { .name = "early_timeouts" },
+	[URDMA_CNT_CWND_CUTS] = { .name = "cwnd_cuts" },
+	[URDMA_CNT_RTT_SAMPLES] = { .name = "rtt_samples" },
+	[URDMA_CNT_RTT_US] = { .name = "rtt_us" },
 };
 
 struct rdma_hw_stats *urdma_alloc_hw_port_stats(struct ib_device *ibdev,

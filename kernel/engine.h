@@ -46,6 +46,10 @@ enum urdma_counter {
 	URDMA_CNT_DUP_REQS,	/* responder: duplicate requests seen */
 	URDMA_CNT_KICK_RUNS,	/* kicks served in the kicker's system call */
 	URDMA_CNT_YIELDS,	/* ... set out to sleep: the CPU was wanted */
+	URDMA_CNT_EARLY_TIMEOUTS, /* requester: ... before the local ACK timeout */
+	URDMA_CNT_CWND_CUTS,	/* requester: window halved for a loss */
+	URDMA_CNT_RTT_SAMPLES,	/* requester: round trips timed */
+	URDMA_CNT_RTT_US,	/* ... their sum, in microseconds */
 	URDMA_NUM_COUNTERS
 };
 

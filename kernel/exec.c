@@ -38,9 +38,14 @@ u32 urdma_qp_pdn(const struct urdma_qp *qp)
 	return to_upd(qp->ibqp.pd)->pdn;
 }
 
+void urdma_count_add(struct urdma_engine *eng, enum urdma_counter c, u64 n)
+{
+	WRITE_ONCE(eng->cnt[c], eng->cnt[c] + n);
+}
+
 void urdma_count(struct urdma_engine *eng, enum urdma_counter c)
 {
-	WRITE_ONCE(eng->cnt[c], eng->cnt[c] + 1);
+	urdma_count_add(eng, c, 1);
 }
 
 /* ---- the responder of a WQE on the local path ------------------------------- */

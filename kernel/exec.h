@@ -120,6 +120,7 @@ u64 urdma_rnr_ns(u8 rnr_timer);
 /* exec.c: a send WQE on the local path */
 u32 urdma_qp_pdn(const struct urdma_qp *qp);
 void urdma_count(struct urdma_engine *eng, enum urdma_counter c);
+void urdma_count_add(struct urdma_engine *eng, enum urdma_counter c, u64 n);
 bool urdma_state_receives(enum ib_qp_state state);
 bool urdma_ud_qkey_ok(const struct urdma_qp *qp, u32 qkey);
 u64 urdma_local_peer_serial(const struct urdma_av *av, u32 dqpn);

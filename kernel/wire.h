@@ -72,8 +72,9 @@ struct urdma_wire_req {
 	u32 off;		/* ... bytes of it sent */
 	u32 since_ackreq;
 	ktime_t timeout_at;	/* retransmit if no progress by then */
-	ktime_t resume_at;	/* RNR NAK: wait until then */
-	bool rnr_wait;
+	u64 rto;		/* ... the interval that was armed, ns */
+	ktime_t resume_at;	/* RNR NAK, local drop: wait until then */
+	bool rnr_wait;		/* ... or until an ACK */
 	u32 slot_size;
 	u8 *slots;		/* URDMA_WIRE_WINDOW urdma_inflight */
 };
@@ -106,9 +107,59 @@ struct urdma_wire_resp {
 	u8 *rwqe;		/* the receive WQE a SEND consumes */
 };
 
+/* The congestion window, in PSNs beyond the last ACK (wire_cc.c). */
+#define URDMA_CC_CWND_INIT	16
+#define URDMA_CC_CWND_MIN	2
+/* Additive increase per window acknowledged; a sequence NAK cuts 1/2^N. */
+#define URDMA_CC_AI		4
+#define URDMA_CC_MD_SHIFT	3
+/* After the local queue dropped a packet: wait for an ACK, or this long. */
+#define URDMA_CC_DROP_WAIT_NS	(500 * NSEC_PER_USEC)
+/* The adaptive RTO's floor, and the clock granularity G of RFC 6298. */
+#define URDMA_RTO_FLOOR_NS	(2 * NSEC_PER_MSEC)
+#define URDMA_RTO_GRAN_NS	(200 * NSEC_PER_USEC)
+
+/**
+ * struct urdma_cc - an RC requester's congestion control (wire_cc.c)
+ * @srtt:	smoothed round-trip time, ns (0: no sample yet)
+ * @rttvar:	its variation, ns
+ * @backoff:	timeouts since the last progress: the RTO doubles for each
+ * @cwnd:	PSNs it may have beyond the last ACK
+ * @ssthresh:	slow start below it, additive increase above
+ * @acc:	PSNs acknowledged toward the next additive increase
+ * @recover:	PSN after the last one sent at the last cut: losses before
+ *		an ACK reaches it belong to the same episode
+ * @recovering:	a cut was made and no ACK has reached @recover yet
+ * @timing:	a round trip is being timed: @rtt_psn, sent at @rtt_sent
+ * @rtt_psn:	... the PSN whose ACK ends it
+ * @rtt_sent:	... when it was sent
+ */
+struct urdma_cc {
+	u64 srtt;
+	u64 rttvar;
+	u32 backoff;
+	u32 cwnd;
+	u32 ssthresh;
+	u32 acc;
+	u32 recover;
+	bool recovering;
+	bool timing;
+	u32 rtt_psn;
+	ktime_t rtt_sent;
+};
+
+void urdma_cc_init(struct urdma_cc *cc);
+void urdma_cc_rtt(struct urdma_cc *cc, u64 ns);
+u64 urdma_cc_rto(const struct urdma_cc *cc, u64 ceil);
+void urdma_cc_acked(struct urdma_cc *cc, u32 acked, u32 n);
+bool urdma_cc_loss(struct urdma_cc *cc, u32 psn_max);
+bool urdma_cc_congestion(struct urdma_cc *cc, u32 psn_max);
+void urdma_cc_timeout(struct urdma_cc *cc, u32 psn_max);
+
 /**
  * struct urdma_wire - an RC or UC QP's transport state, by role
  * @req: the requester's (wire_req.c)
+ * @cc: the requester's congestion control (wire_cc.c)
  * @comp: the completer's (wire_comp.c)
  * @resp: the responder's (wire_resp.c)
  *
@@ -117,6 +168,7 @@ struct urdma_wire_resp {
  */
 struct urdma_wire {
 	struct urdma_wire_req req;
+	struct urdma_cc cc;
 	struct urdma_wire_comp comp;
 	struct urdma_wire_resp resp;
 };
@@ -132,6 +184,7 @@ void urdma_req_rewind(struct urdma_qp *qp, u32 psn);
 #if IS_ENABLED(CONFIG_KUNIT)
 struct urdma_pkt;
 u32 urdma_req_resume_psn(struct urdma_qp *qp);
+u32 urdma_req_in_flight(struct urdma_qp *qp, u32 psn);
 bool urdma_resp_seq_ok(const struct urdma_wire *w,
 		       const struct urdma_pkt *pkt);
 #endif

@@ -130,16 +130,31 @@ bool urdma_req_psn_outstanding(const struct urdma_wire *w, u32 psn)
 }
 EXPORT_SYMBOL_IF_KUNIT(urdma_req_psn_outstanding);
 
-/* An ACK for @psn: everything up to it arrived. */
-static void urdma_req_acked(struct urdma_qp *qp, u32 psn)
+/*
+ * An ACK for @psn: everything up to it arrived.  The window opens by the
+ * PSNs it newly covers, and it ends the round trip being timed if it
+ * covers that PSN.
+ */
+static void urdma_req_acked(struct urdma_engine *eng, struct urdma_qp *qp,
+			    u32 psn)
 {
 	struct urdma_wire *w = qp->wire;
+	struct urdma_cc *cc = &w->cc;
 
-	if (urdma_req_psn_outstanding(w, psn)) {
-		w->comp.acked = psn;
-		w->req.rnr_wait = false;
-		urdma_req_progress(qp);
+	if (!urdma_req_psn_outstanding(w, psn))
+		return;
+	if (cc->timing && urdma_psn_diff(psn, cc->rtt_psn) >= 0) {
+		u64 rtt = ktime_to_ns(ktime_sub(ktime_get(), cc->rtt_sent));
+
+		cc->timing = false;
+		urdma_cc_rtt(cc, rtt);
+		urdma_count(eng, URDMA_CNT_RTT_SAMPLES);
+		urdma_count_add(eng, URDMA_CNT_RTT_US, div_u64(rtt, NSEC_PER_USEC));
 	}
+	urdma_cc_acked(cc, psn, urdma_psn_diff(psn, w->comp.acked));
+	w->comp.acked = psn;
+	w->req.rnr_wait = false;
+	urdma_req_progress(qp);
 }
 
 /*
@@ -201,7 +216,7 @@ static void urdma_req_read_resp(struct urdma_engine *eng, struct urdma_qp *qp,
 		  urdma_slot_wqe(f)->opcode == URDMA_WQE_ATOMIC_WRITE)) {
 		/* Their answer: a READ response of no data (or an ACK). */
 		if (!pkt->paylen && (pkt->flags & URDMA_PF_AETH))
-			urdma_req_acked(qp, pkt->psn);
+			urdma_req_acked(eng, qp, pkt->psn);
 		return;
 	}
 	if (!f || urdma_slot_wqe(f)->opcode != URDMA_WQE_RDMA_READ)
@@ -243,7 +258,7 @@ static void urdma_req_read_resp(struct urdma_engine *eng, struct urdma_qp *qp,
 	if (last)
 		f->done = true;
 	if (pkt->flags & URDMA_PF_AETH)
-		urdma_req_acked(qp, pkt->psn);
+		urdma_req_acked(eng, qp, pkt->psn);
 }
 
 static void urdma_req_atomic_ack(struct urdma_engine *eng, struct urdma_qp *qp,
@@ -258,7 +273,7 @@ static void urdma_req_atomic_ack(struct urdma_engine *eng, struct urdma_qp *qp,
 		return;
 	if (urdma_req_place(eng, qp, f, 0, &orig, sizeof(orig)))
 		f->done = true;
-	urdma_req_acked(qp, pkt->psn);
+	urdma_req_acked(eng, qp, pkt->psn);
 }
 
 static u8 urdma_nak_status(u8 code)
@@ -288,10 +303,10 @@ static void urdma_req_ack(struct urdma_engine *eng, struct urdma_qp *qp,
 		return;		/* stale, duplicate, never sent, or forged */
 	switch (FIELD_GET(URDMA_SYN_TYPE, syn)) {
 	case URDMA_SYN_ACK:
-		urdma_req_acked(qp, pkt->psn);
+		urdma_req_acked(eng, qp, pkt->psn);
 		break;
 	case URDMA_SYN_RNR:
-		urdma_req_acked(qp, prev);
+		urdma_req_acked(eng, qp, prev);
 		urdma_count(eng, URDMA_CNT_RNR_WAITS);
 		if (!urdma_retry_spend(&w->comp.rnr_left, w->comp.rnr_left ==
 				       URDMA_RNR_RETRY_FOREVER)) {
@@ -303,10 +318,12 @@ static void urdma_req_ack(struct urdma_engine *eng, struct urdma_qp *qp,
 		w->req.resume_at = ktime_add_ns(ktime_get(), urdma_rnr_ns(val));
 		break;
 	case URDMA_SYN_NAK:
-		urdma_req_acked(qp, prev);
+		urdma_req_acked(eng, qp, prev);
 		if (val == URDMA_NAK_PSN_SEQ) {
 			urdma_count(eng, URDMA_CNT_RETRIES);
 			urdma_count(eng, URDMA_CNT_SEQ_NAKS_RCVD);
+			if (urdma_cc_loss(&w->cc, w->req.psn_max))
+				urdma_count(eng, URDMA_CNT_CWND_CUTS);
 			urdma_req_rewind(qp, pkt->psn);
 		} else {
 			urdma_req_fail(qp, pkt->psn, urdma_nak_status(val));

@@ -131,6 +131,57 @@ static const urdma_req_build_fn urdma_req_builders[URDMA_WQE_NUM_OPCODES] = {
 	[URDMA_WQE_FLUSH] = urdma_req_flush_pkt,
 };
 
+/**
+ * urdma_req_in_flight - the request packets the window counts, up to and
+ *	including the one at @psn
+ * @qp: the requester
+ * @psn: a PSN it is about to send
+ *
+ * Counted from the last PSN known to have arrived: the last acknowledged,
+ * or a READ's last response received in order, whichever is later (MIDDLE
+ * responses carry no AETH, so the acknowledged PSN lags behind them; and
+ * counted from there, asking again for the tail of a READ longer than the
+ * window would never fit).  A READ's request is one packet: the PSNs of
+ * its responses after it are the responder's packets, not the
+ * requester's, and are not counted.
+ */
+VISIBLE_IF_KUNIT u32 urdma_req_in_flight(struct urdma_qp *qp, u32 psn)
+{
+	struct urdma_wire *w = qp->wire;
+	u32 base = w->comp.acked, i;
+	s32 n;
+
+	for (i = qp->sq_cons; i != w->req.next; i++) {
+		struct urdma_inflight *f = urdma_slot(w, i);
+		u32 got;
+
+		if (urdma_slot_wqe(f)->opcode != URDMA_WQE_RDMA_READ || !f->got)
+			continue;
+		got = urdma_psn_add(f->first_psn, f->got - 1);
+		if (urdma_psn_diff(got, base) > 0)
+			base = got;
+	}
+	n = urdma_psn_diff(psn, base);
+	for (i = qp->sq_cons; i != w->req.next && n > 0; i++) {
+		struct urdma_inflight *f = urdma_slot(w, i);
+		/* Its responses' PSNs after the one it is asked from. */
+		u32 lo = urdma_psn_add(f->first_psn, f->got + 1);
+		u32 hi = urdma_psn_add(f->first_psn, f->npsn - 1);
+
+		if (urdma_slot_wqe(f)->opcode != URDMA_WQE_RDMA_READ ||
+		    f->got + 1 >= f->npsn)
+			continue;
+		if (urdma_psn_diff(lo, base) <= 0)
+			lo = urdma_psn_add(base, 1);
+		if (urdma_psn_diff(hi, psn) > 0)
+			hi = psn;
+		if (urdma_psn_diff(hi, lo) >= 0)
+			n -= urdma_psn_diff(hi, lo) + 1;
+	}
+	return max(n, 0);
+}
+EXPORT_SYMBOL_IF_KUNIT(urdma_req_in_flight);
+
 /*
  * SEND or WRITE: the next packet of the message at w->req.off, its data
  * gathered again from the WQE's copy.  *@built: a packet is in @tx;
@@ -164,7 +215,11 @@ static u8 urdma_req_data_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 		return IB_WC_LOC_QP_OP_ERR;
 	*last = w->req.off + pay >= f->len;
 	opcode = urdma_req_opcode(wqe->opcode, first, *last);
-	ackreq = *last || ++w->req.since_ackreq >= URDMA_ACKREQ_EVERY;
+	/* Also the packet that fills the window: its ACK opens it again. */
+	ackreq = *last || ++w->req.since_ackreq >= URDMA_ACKREQ_EVERY ||
+		 (urdma_is_rc(qp) &&
+		  urdma_psn_diff(psn, w->comp.acked) >= (s32)w->cc.cwnd &&
+		  urdma_req_in_flight(qp, psn) >= w->cc.cwnd);
 	if (ackreq)
 		w->req.since_ackreq = 0;
 	if (urdma_wire_pkt(qp, opcode, psn, pay, ackreq,
@@ -207,9 +262,10 @@ static u8 urdma_req_data_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
  * send a packet the path cannot carry).
  */
 static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
-			struct urdma_inflight *f, bool *wqe_sent)
+			struct urdma_inflight *f, bool *wqe_sent, bool *dropped)
 {
 	struct urdma_wire *w = qp->wire;
+	u32 psn = w->req.psn;
 	urdma_req_build_fn build;
 	struct urdma_tx tx;
 	bool built, last;
@@ -230,9 +286,37 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 	if (!built)
 		return 0;
 	*wqe_sent = last;
-	if (urdma_psn_diff(w->req.psn, w->req.psn_max) > 0)
+	if (urdma_psn_diff(w->req.psn, w->req.psn_max) > 0) {
+		/*
+		 * New PSNs.  Time the round trip of one of them at a time,
+		 * a packet of one PSN that asks for an ACK: never a resent
+		 * one (Karn), nor a READ request, which its responses ACK.
+		 */
+		if (urdma_is_rc(qp) && !w->cc.timing &&
+		    urdma_psn_diff(w->req.psn, psn) == 1 &&
+		    (tx.bth->w2 & cpu_to_be32(URDMA_BTH_ACKREQ))) {
+			w->cc.timing = true;
+			w->cc.rtt_psn = psn;
+			w->cc.rtt_sent = ktime_get();
+		}
 		w->req.psn_max = w->req.psn;
-	urdma_wire_send(eng, qp, &tx);
+	}
+	if (urdma_wire_send(eng, qp, &tx) == -ENOBUFS && urdma_is_rc(qp)) {
+		/*
+		 * The local queue dropped it: congestion on this side.  Cut
+		 * the window and go back to it, not a round trip later at
+		 * the sequence NAK; but only after an ACK, or a pause for
+		 * the queue to drain, not into the full queue at once.
+		 */
+		if (urdma_cc_congestion(&w->cc, w->req.psn_max))
+			urdma_count(eng, URDMA_CNT_CWND_CUTS);
+		urdma_req_rewind(qp, psn);
+		w->req.rnr_wait = true;
+		w->req.resume_at = ktime_add_ns(ktime_get(),
+						URDMA_CC_DROP_WAIT_NS);
+		*wqe_sent = false;
+		*dropped = true;
+	}
 	return 0;
 }
 
@@ -381,6 +465,8 @@ void urdma_req_rewind(struct urdma_qp *qp, u32 psn)
 				f->got = d;
 			w->req.psn = psn;
 			w->req.since_ackreq = 0;
+			/* Its ACK could answer either sending: no RTT sample. */
+			w->cc.timing = false;
 			return;
 		}
 	}
@@ -388,15 +474,16 @@ void urdma_req_rewind(struct urdma_qp *qp, u32 psn)
 EXPORT_SYMBOL_IF_KUNIT(urdma_req_rewind);
 
 /*
- * The retransmit interval.  IBTA's local ACK timeout (4.096 us * 2^timeout)
- * with a floor: below a few milliseconds a software peer, or a TCG guest,
- * would see retransmit storms.  Timeout 0 means no limit on the retries;
- * they still come, every half second.
+ * The ceiling of the retransmit interval (wire_cc.c adapts it below).
+ * IBTA's local ACK timeout (4.096 us * 2^timeout) with a floor: below a
+ * few milliseconds a software peer, or a TCG guest, would see retransmit
+ * storms.  Timeout 0 means no limit on the retries; they still come, every
+ * half second at most.
  */
 #define URDMA_RTO_MIN_NS	(5 * NSEC_PER_MSEC)
 #define URDMA_RTO_INF_NS	(500 * NSEC_PER_MSEC)
 
-static u64 urdma_rto_ns(const struct urdma_qp *qp)
+static u64 urdma_rto_ceil_ns(const struct urdma_qp *qp)
 {
 	if (!qp->attr.timeout)
 		return URDMA_RTO_INF_NS;
@@ -430,10 +517,20 @@ VISIBLE_IF_KUNIT u32 urdma_req_resume_psn(struct urdma_qp *qp)
 }
 EXPORT_SYMBOL_IF_KUNIT(urdma_req_resume_psn);
 
-/* Arm the retransmit timer; progress pushes it out. */
+/*
+ * Arm the retransmit timer; progress pushes it out.  The adaptive RTO
+ * times a request's round trip.  While a READ or an atomic is outstanding
+ * the requester waits on the responder's pace instead (a READ's responses
+ * may come one per ACK timeout on a slow link): the whole local ACK
+ * timeout.
+ */
 static void urdma_req_arm(struct urdma_qp *qp)
 {
-	qp->wire->req.timeout_at = ktime_add_ns(ktime_get(), urdma_rto_ns(qp));
+	struct urdma_wire *w = qp->wire;
+	u64 ceil = urdma_rto_ceil_ns(qp);
+
+	w->req.rto = urdma_req_rd_count(qp) ? ceil : urdma_cc_rto(&w->cc, ceil);
+	w->req.timeout_at = ktime_add_ns(ktime_get(), w->req.rto);
 }
 
 /*
@@ -447,6 +544,7 @@ static void urdma_req_arm(struct urdma_qp *qp)
 void urdma_req_progress(struct urdma_qp *qp)
 {
 	qp->wire->comp.retry_left = qp->attr.retry_cnt;
+	qp->wire->cc.backoff = 0;
 	urdma_req_arm(qp);
 }
 
@@ -464,6 +562,7 @@ static void urdma_req_init(struct urdma_qp *qp)
 	w->req.cur = qp->sq_cons;
 	w->comp.retry_left = qp->attr.retry_cnt;
 	w->comp.rnr_left = qp->attr.rnr_retry;
+	urdma_cc_init(&w->cc);
 	w->req.req_init = true;
 }
 
@@ -487,10 +586,18 @@ static bool urdma_req_timers(struct urdma_engine *eng, struct urdma_qp *qp,
 		urdma_req_arm(qp);
 	} else if (urdma_is_rc(qp) && qp->sq_cons != w->req.next &&
 		   ktime_after(now, w->req.timeout_at)) {
-		/* No progress within the local ACK timeout. */
+		/*
+		 * No progress within the RTO.  Only a timer that ran the
+		 * whole local ACK timeout spends a retry: an adaptive RTO
+		 * resends sooner, but the QP fails no sooner than IBTA says.
+		 */
 		urdma_count(eng, URDMA_CNT_RETRIES);
 		urdma_count(eng, URDMA_CNT_TIMEOUTS);
-		if (!urdma_retry_spend(&w->comp.retry_left, !qp->attr.timeout)) {
+		urdma_cc_timeout(&w->cc, w->req.psn_max);
+		if (w->req.rto < urdma_rto_ceil_ns(qp)) {
+			urdma_count(eng, URDMA_CNT_EARLY_TIMEOUTS);
+		} else if (!urdma_retry_spend(&w->comp.retry_left,
+					      !qp->attr.timeout)) {
 			urdma_req_fail_oldest(qp, IB_WC_RETRY_EXC_ERR);
 			return false;
 		}
@@ -498,6 +605,17 @@ static bool urdma_req_timers(struct urdma_engine *eng, struct urdma_qp *qp,
 		urdma_req_arm(qp);
 	}
 	return true;
+}
+
+/* Whether the packet at w->req.psn fits the congestion window. */
+static bool urdma_req_window_open(struct urdma_qp *qp)
+{
+	struct urdma_wire *w = qp->wire;
+
+	/* The count costs a walk of the window: only near its edge. */
+	return !urdma_is_rc(qp) ||
+	       urdma_psn_diff(w->req.psn, w->comp.acked) <= (s32)w->cc.cwnd ||
+	       urdma_req_in_flight(qp, w->req.psn) <= w->cc.cwnd;
 }
 
 /*
@@ -512,7 +630,7 @@ static int urdma_req_send(struct urdma_engine *eng, struct urdma_qp *qp,
 
 	while (work < URDMA_WIRE_BUDGET) {
 		struct urdma_inflight *f;
-		bool sent;
+		bool sent, dropped = false;
 		u8 status;
 
 		if (w->req.cur == w->req.next) {
@@ -531,12 +649,11 @@ static int urdma_req_send(struct urdma_engine *eng, struct urdma_qp *qp,
 			urdma_req_skip(w, f);
 			continue;
 		}
-		if (urdma_is_rc(qp) &&
-		    urdma_psn_diff(w->req.psn, w->comp.acked) > URDMA_WIRE_PKTS)
+		if (!urdma_req_window_open(qp))
 			break;
 		if (!urdma_engine_charge(eng, f->mtu))
 			break;
-		status = urdma_req_pkt(eng, qp, f, &sent);
+		status = urdma_req_pkt(eng, qp, f, &sent, &dropped);
 		work++;
 		if (status) {
 			/* Its completion takes the QP to ERROR. */
@@ -544,6 +661,8 @@ static int urdma_req_send(struct urdma_engine *eng, struct urdma_qp *qp,
 			f->done = true;
 			break;
 		}
+		if (dropped)
+			break;
 		if (sent) {
 			w->req.cur++;
 			w->req.off = 0;

@@ -2213,6 +2213,169 @@ static void urdma_test_resume_psn(struct kunit *test)
 }
 
 /*
+ * The request packets the congestion window counts: from the last PSN
+ * known to have arrived (the last ACK, or a READ's last response received
+ * in order), a READ's request as one packet, its responses' PSNs not at
+ * all.  (Counted from the ACK, a READ longer than the window that missed a
+ * late response could never be asked again, and failed RETRY_EXC_ERR.)
+ */
+static void urdma_test_in_flight(struct kunit *test)
+{
+	const u32 b = 0xfffffe;	/* across the PSN wrap */
+	struct urdma_qp *qp = urdma_test_inflight_qp(test, b, 0);
+	struct urdma_wire *w = qp->wire;
+	struct urdma_inflight *read = (void *)(w->req.slots + 2 * w->req.slot_size);
+
+	/* The WRITE acknowledged: the READ's request, the SEND, the next. */
+	w->comp.acked = urdma_psn_add(b, 3);
+	KUNIT_EXPECT_EQ(test, urdma_req_in_flight(qp, urdma_psn_add(b, 8)), 3);
+	/* The READ's first two responses came; the third is asked again. */
+	urdma_req_rewind(qp, urdma_psn_add(b, 6));
+	KUNIT_ASSERT_EQ(test, read->got, 2);
+	KUNIT_EXPECT_EQ(test, urdma_req_in_flight(qp, urdma_psn_add(b, 6)), 1);
+	/* Responses streaming in: counted from the last one received. */
+	read->got = 1;
+	w->comp.acked = urdma_psn_add(b, 4);	/* its FIRST's AETH */
+	KUNIT_EXPECT_EQ(test, urdma_req_in_flight(qp, urdma_psn_add(b, 8)), 3);
+	/* Nothing acknowledged: a WRITE's packets count one each. */
+	read->got = 0;
+	w->comp.acked = urdma_psn_add(b, URDMA_PSN_MASK);
+	KUNIT_EXPECT_EQ(test, urdma_req_in_flight(qp, urdma_psn_add(b, 1)), 2);
+	KUNIT_EXPECT_EQ(test, urdma_req_in_flight(qp, urdma_psn_add(b, 8)), 7);
+	/* A PSN already acknowledged is not in flight. */
+	w->comp.acked = urdma_psn_add(b, 7);
+	KUNIT_EXPECT_EQ(test, urdma_req_in_flight(qp, urdma_psn_add(b, 5)), 0);
+}
+
+/* ---- congestion control (wire_cc.c) ---------------------------------- */
+
+#define URDMA_US(n)	((u64)(n) * NSEC_PER_USEC)
+#define URDMA_MS(n)	((u64)(n) * NSEC_PER_MSEC)
+
+/* RFC 6298: the estimator, its floor, the backoff and the ceiling. */
+static void urdma_test_cc_rto(struct kunit *test)
+{
+	const u64 ceil = URDMA_MS(67);
+	struct urdma_cc cc;
+	int i;
+
+	urdma_cc_init(&cc);
+	KUNIT_EXPECT_EQ(test, urdma_cc_rto(&cc, ceil), ceil);	/* no sample */
+
+	urdma_cc_rtt(&cc, URDMA_US(1000));	/* 2.2: SRTT R, RTTVAR R/2 */
+	KUNIT_EXPECT_EQ(test, cc.srtt, URDMA_US(1000));
+	KUNIT_EXPECT_EQ(test, cc.rttvar, URDMA_US(500));
+	KUNIT_EXPECT_EQ(test, urdma_cc_rto(&cc, ceil), URDMA_US(3000));
+
+	urdma_cc_rtt(&cc, URDMA_US(2000));	/* 2.3: beta 1/4, alpha 1/8 */
+	KUNIT_EXPECT_EQ(test, cc.rttvar, URDMA_US(625));
+	KUNIT_EXPECT_EQ(test, cc.srtt, URDMA_US(1125));
+	KUNIT_EXPECT_EQ(test, urdma_cc_rto(&cc, ceil), URDMA_US(3625));
+
+	/* A steady 100 us path: the floor, not SRTT + G. */
+	for (i = 0; i < 200; i++)
+		urdma_cc_rtt(&cc, URDMA_US(100));
+	KUNIT_EXPECT_LT(test, cc.srtt, URDMA_US(110));
+	KUNIT_EXPECT_EQ(test, urdma_cc_rto(&cc, ceil), URDMA_RTO_FLOOR_NS);
+	/* The ceiling wins over an estimate above it. */
+	KUNIT_EXPECT_EQ(test, urdma_cc_rto(&cc, URDMA_MS(1)), URDMA_MS(1));
+
+	/* Timeouts double it: 2, 4, 8, 16, 32, 64 ms, then the ceiling. */
+	for (i = 0; i < 6; i++) {
+		KUNIT_EXPECT_EQ(test, urdma_cc_rto(&cc, ceil),
+				URDMA_RTO_FLOOR_NS << i);
+		urdma_cc_timeout(&cc, 100);
+	}
+	KUNIT_EXPECT_EQ(test, urdma_cc_rto(&cc, ceil), ceil);
+	for (i = 0; i < 40; i++) {	/* no overflow, however many */
+		urdma_cc_timeout(&cc, 100);
+		KUNIT_EXPECT_EQ(test, urdma_cc_rto(&cc, ceil), ceil);
+	}
+	/* New data acknowledged ends the backoff. */
+	urdma_cc_acked(&cc, 101, 1);
+	KUNIT_EXPECT_EQ(test, urdma_cc_rto(&cc, ceil), URDMA_RTO_FLOOR_NS);
+
+	/* Before any sample, and after a timeout then, the ceiling. */
+	urdma_cc_init(&cc);
+	urdma_cc_timeout(&cc, 100);
+	KUNIT_EXPECT_EQ(test, urdma_cc_rto(&cc, ceil), ceil);
+	/* A zero sample cannot stand for "no sample". */
+	urdma_cc_rtt(&cc, 0);
+	KUNIT_EXPECT_NE(test, cc.srtt, 0);
+}
+
+/*
+ * Slow start, additive increase by URDMA_CC_AI, one cut per loss episode:
+ * 1/8 for a sequence NAK, 1/2 for a local drop, to the minimum for a
+ * timeout.
+ */
+static void urdma_test_cc_window(struct kunit *test)
+{
+	struct urdma_cc cc;
+	u32 acked = 0xfffff0, i;	/* across the PSN wrap */
+
+#define URDMA_ACK(n) do {						\
+		acked = (acked + (n)) & URDMA_PSN_MASK;			\
+		urdma_cc_acked(&cc, acked, (n));			\
+	} while (0)
+
+	urdma_cc_init(&cc);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, URDMA_CC_CWND_INIT);
+	/* Slow start: one more per PSN acknowledged, up to the window. */
+	URDMA_ACK(16);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 32);
+	for (i = 0; i < 10; i++)
+		URDMA_ACK(32);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, URDMA_WIRE_PKTS);
+
+	/* A sequence NAK: 1/8 off, once for the PSNs already sent. */
+	KUNIT_EXPECT_TRUE(test, urdma_cc_loss(&cc, (acked + 128) & URDMA_PSN_MASK));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 112);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 112);
+	KUNIT_EXPECT_FALSE(test, urdma_cc_loss(&cc, (acked + 128) & URDMA_PSN_MASK));
+	KUNIT_EXPECT_FALSE(test, urdma_cc_congestion(&cc, (acked + 128) & URDMA_PSN_MASK));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 112);
+	/* Additive increase: URDMA_CC_AI per window acknowledged. */
+	URDMA_ACK(112 / URDMA_CC_AI);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 113);
+	/* An ACK past the episode's end: the next signal cuts again. */
+	URDMA_ACK(100);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 116);
+	KUNIT_EXPECT_TRUE(test, urdma_cc_congestion(&cc, (acked + 116) & URDMA_PSN_MASK));
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 58);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 58);
+
+	/* A timeout in the same episode: the threshold stays, window 2. */
+	urdma_cc_timeout(&cc, (acked + 116) & URDMA_PSN_MASK);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, URDMA_CC_CWND_MIN);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 58);
+	KUNIT_EXPECT_FALSE(test, cc.timing);
+	URDMA_ACK(2);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 4);
+	URDMA_ACK(60);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 58);	/* slow start stops there */
+	/* Past the episode: 800 toward increases, 58 + 59 + ... + 69. */
+	URDMA_ACK(200);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 70);
+	/* A timeout of a new episode halves the threshold. */
+	urdma_cc_timeout(&cc, (acked + 70) & URDMA_PSN_MASK);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, 35);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, URDMA_CC_CWND_MIN);
+
+	/* The window never drops below its minimum. */
+	for (i = 0; i < 20; i++) {
+		/* Each a new episode; one PSN more acknowledged. */
+		acked = (acked + 200) & URDMA_PSN_MASK;
+		urdma_cc_acked(&cc, acked, 1);
+		urdma_cc_congestion(&cc, acked);
+		urdma_cc_loss(&cc, acked);
+	}
+	KUNIT_EXPECT_EQ(test, cc.cwnd, URDMA_CC_CWND_MIN);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, URDMA_CC_CWND_MIN);
+#undef URDMA_ACK
+}
+
+/*
  * IBTA 9.7.5.2.1: a responder takes FIRST or ONLY only between messages,
  * MIDDLE or LAST only inside a message of the same kind, and a READ or
  * atomic only between messages.  Every RC request opcode, in each of the
@@ -2369,6 +2532,9 @@ static struct kunit_case urdma_logic_cases[] = {
 	KUNIT_CASE_PARAM(urdma_test_psn_outstanding, urdma_psn_gen_params),
 	KUNIT_CASE_PARAM(urdma_test_rewind, urdma_rewind_gen_params),
 	KUNIT_CASE(urdma_test_resume_psn),
+	KUNIT_CASE(urdma_test_in_flight),
+	KUNIT_CASE(urdma_test_cc_rto),
+	KUNIT_CASE(urdma_test_cc_window),
 	KUNIT_CASE(urdma_test_resp_seq),
 	KUNIT_CASE(urdma_test_icrc),
 	{}
