@@ -213,10 +213,13 @@ lane_twohost() {
 	twohost_pair urdma rxe "$(twohost_tests urdma-rxe)"
 	twohost_pair rxe urdma "$(twohost_tests rxe-urdma)"
 	twohost_pair urdma urdma "$(twohost_tests urdma-urdma)"
-	# netem (1 GiB byte-exact through loss, reordering, duplication), a
-	# 2 Mbit/s link (READs slower than the ACK timeout) and a pulled
-	# link, urdma on both sides.
-	twohost_run fault tests/twohost/t_fault.sh tests/twohost/t_fault.sh
+	# netem (256 MiB byte-exact through loss, reordering, duplication),
+	# a 2 Mbit/s link (READs slower than the ACK timeout), a pulled link,
+	# 5% loss, goodput with and without 1% loss, 8 QPs sharing a
+	# 50 Mbit/s bottleneck; urdma on both sides.
+	local fault="URDMA_FAULT_BYTES=268435456 URDMA_LOSS5_BYTES=33554432"
+	fault+=" URDMA_GOODPUT_SECS=10 URDMA_FAIR_SECS=20 tests/twohost/t_fault.sh"
+	twohost_run fault "$fault" "$fault"
 }
 
 # make bench's smoke run: that it runs and writes every file, not its

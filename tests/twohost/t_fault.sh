@@ -16,6 +16,17 @@
 #             RETRY_EXC_ERR within the retry budget (urdma_xfer checks),
 #             every WR completes, and after the link comes back a new QP
 #             moves 16 MiB byte-exact.
+#   loss5     5% loss on both ends: URDMA_LOSS5_BYTES (default 64 MiB)
+#             byte-exact.
+#   goodput   URDMA_GOODPUT_SECS (default 15) of transfer over a 1 ms link,
+#             then as long with 1% loss on both ends, byte-exact; prints
+#             the ratio of the two goodputs (a measurement, not asserted:
+#             docs/wire.md, "Congestion control").
+#   fair      8 QPs (8 urdma_xfer pairs) share the client's side of the
+#             link, a 50 Mbit/s netem bottleneck with a 64-packet queue,
+#             for URDMA_FAIR_SECS (default 30): each QP's goodput within 2x
+#             of the mean, and together at least 80% of the link over the
+#             wall time of the 8 transfers.
 # Both NICs get MTU 9000 (RoCE path MTU 4096) for the test's throughput.
 #   t_fault.sh [TEST...]
 # shellcheck disable=SC2034 # read by lib.sh
@@ -26,10 +37,14 @@ URDMA_DEV=urdma0
 TAP_PREFIX="twohost fault: urdma ($ROLE)"
 XFER=$(cd "$(dirname "$0")/../.." && pwd)/build/tests/urdma_xfer
 BYTES=${URDMA_FAULT_BYTES:-1073741824}
+LOSS5_BYTES=${URDMA_LOSS5_BYTES:-67108864}
+GOODPUT_SECS=${URDMA_GOODPUT_SECS:-15}
+FAIR_SECS=${URDMA_FAIR_SECS:-30}
+FAIR_QPS=8
 RESULTS=${URDMA_RESULTS:-/tmp}/twohost-fault-$ROLE
 mkdir -p "$RESULTS"
 TESTS=("$@")
-[ ${#TESTS[@]} -gt 0 ] || TESTS=(netem slowlink linkdown)
+[ ${#TESTS[@]} -gt 0 ] || TESTS=(netem slowlink linkdown loss5 goodput fair)
 
 if [ ! -x "$XFER" ]; then
 	tap_fail "urdma_xfer is built" "$XFER missing (scripts/build-tests.sh)"
@@ -42,7 +57,7 @@ twohost_ready
 counter() {
 	cat "/sys/class/infiniband/$DEV/ports/1/hw_counters/$1" 2>/dev/null || echo 0
 }
-COUNTERS=(retries seq_naks_rcvd timeouts read_gaps seq_naks_sent dup_reqs tx_errs rx_drops tx_pkts rx_pkts)
+COUNTERS=(retries seq_naks_rcvd timeouts early_timeouts read_gaps cwnd_cuts rtt_samples rtt_us seq_naks_sent dup_reqs tx_errs rx_drops tx_pkts rx_pkts)
 counters() {
 	local c
 	for c in "${COUNTERS[@]}"; do printf '%s=%s ' "$c" "$(counter "$c")"; done
@@ -83,6 +98,83 @@ xfer() {
 	fi
 	tap_fail "$name" "exit $rc" "$(tail -n 20 "$log")"
 	return 1
+}
+
+# rate_of LOG: the MB/s a client's urdma_xfer reported (WRITE, READ and
+# SEND bytes over its time).
+rate_of() {
+	sed -n 's/.*every byte checked, in .* s (\([0-9.]*\) MB\/s)$/\1/p' "$1" | tail -n 1
+}
+
+# fair PORT: FAIR_QPS transfers at once through the client's bottleneck.
+fair() {
+	local base=$1 i rc=0 pids=() log rates=() r t0 t1 mb
+	if [ "$ROLE" = client ]; then
+		check "netem on $NIC: rate 50mbit, a 64-packet queue" \
+			tc qdisc add dev "$NIC" root netem rate 50mbit limit 64 || return
+	fi
+	t0=$(date +%s.%N)
+	for ((i = 0; i < FAIR_QPS; i++)); do
+		log=$RESULTS/fair.$i
+		if [ "$ROLE" = server ]; then
+			timeout -k 5 600 "$XFER" -s -a "$MYIP" -p $((base + i)) -t 120 \
+				>"$log" 2>&1 &
+		else
+			(
+				t=90
+				while :; do
+					rc=0
+					timeout -k 5 600 "$XFER" -a "$PEER" -p $((base + i)) \
+						-d "$FAIR_SECS" -t 120 --ack-timeout 16 >"$log" 2>&1 || rc=$?
+					[ "$rc" = 0 ] || [ $t -le 0 ] && exit "$rc"
+					grep -q 'connected' "$log" && exit "$rc"
+					grep -qE 'REJECTED|UNREACHABLE|ADDR_ERROR|ROUTE_ERROR' "$log" || exit "$rc"
+					sleep 2
+					t=$((t - 2))
+				done
+			) &
+		fi
+		pids+=($!)
+	done
+	for ((i = 0; i < FAIR_QPS; i++)); do
+		wait "${pids[$i]}" || rc=$?
+	done
+	t1=$(date +%s.%N)
+	if [ "$rc" != 0 ] || grep -L 'OK$' "$RESULTS"/fair.* | grep -q .; then
+		tap_fail "fair: $FAIR_QPS QPs through a 50 Mbit/s bottleneck, byte-exact" \
+			"exit $rc" "$(tail -n 5 "$RESULTS"/fair.*)"
+		[ "$ROLE" = client ] && netem_off
+		return
+	fi
+	tap_ok "fair: $FAIR_QPS QPs through a 50 Mbit/s bottleneck, byte-exact"
+	[ "$ROLE" = client ] || return 0
+	echo "# counters: $(counters)"
+	netem_off
+	mb=0
+	for ((i = 0; i < FAIR_QPS; i++)); do
+		r=$(rate_of "$RESULTS/fair.$i")
+		rates+=("${r:-0}")
+		mb=$(awk -v a="$mb" -v b="$(sed -n 's/.* rounds, \([0-9.]*\) MB moved.*/\1/p' "$RESULTS/fair.$i")" \
+			'BEGIN { print a + b }')
+	done
+	# The bottleneck carries each round's WRITE and SEND, 2/3 of its
+	# bytes; READ responses come back the other way.  50 Mbit/s is
+	# 6.25 MB/s.  Together: all bytes over the wall time of all 8
+	# (connecting included, so a little below what the link carried).
+	echo "# fair: MB/s per QP (WRITE, READ, SEND): ${rates[*]}; $mb MB in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s"
+	awk -v n="$FAIR_QPS" -v r="${rates[*]}" 'BEGIN {
+		split(r, a, " "); for (i = 1; i <= n; i++) sum += a[i]
+		mean = sum / n; lo = a[1]; hi = a[1]
+		for (i = 1; i <= n; i++) { if (a[i] < lo) lo = a[i]; if (a[i] > hi) hi = a[i] }
+		printf "# fair: mean %.2f, min %.2f, max %.2f MB/s\n", mean, lo, hi
+		exit !(lo >= mean / 2 && hi <= mean * 2)
+	}' && tap_ok "fair: every QP within 2x of the mean" ||
+		tap_fail "fair: every QP within 2x of the mean" "rates ${rates[*]}"
+	awk -v mb="$mb" -v t0="$t0" -v t1="$t1" 'BEGIN { g = mb * 2 / 3 / (t1 - t0)
+		printf "# fair: bottleneck goodput %.2f MB/s of 6.25\n", g
+		exit !(g >= 0.8 * 6.25) }' &&
+		tap_ok "fair: together at least 80% of the 50 Mbit/s link" ||
+		tap_fail "fair: together at least 80% of the 50 Mbit/s link" "rates ${rates[*]}"
 }
 
 port=19800
@@ -141,6 +233,36 @@ for t in "${TESTS[@]}"; do
 			--recover-cmd "ip link set dev $NIC up"
 		# The link must be up for whatever runs next.
 		ip link set dev "$NIC" up
+		;;
+	loss5)
+		if ! check "netem on $NIC: loss 5%" tc qdisc add dev "$NIC" root netem loss 5%; then
+			continue
+		fi
+		xfer "loss5: $((LOSS5_BYTES >> 20)) MiB of WRITE, READ and SEND at 5% loss, byte-exact" \
+			"$port" 'OK$' -c 1 -t 300 -- -b "$LOSS5_BYTES" -t 300
+		echo "# counters: $(counters)"
+		netem_off
+		;;
+	goodput)
+		check "netem on $NIC: delay 1ms" tc qdisc add dev "$NIC" root netem delay 1ms || continue
+		xfer "goodput: ${GOODPUT_SECS} s over a 1 ms link, byte-exact" \
+			"$port" 'OK$' -c 1 -t 120 -- -d "$GOODPUT_SECS" -t 120
+		clean=$(rate_of "$RESULTS/goodput: ${GOODPUT_SECS} s over a 1 ms link, byte-exact" 2>/dev/null)
+		check "netem on $NIC: delay 1ms, loss 1%" \
+			tc qdisc change dev "$NIC" root netem delay 1ms loss 1% || continue
+		before_cuts=$(counter cwnd_cuts)
+		xfer "goodput: ${GOODPUT_SECS} s over a 1 ms link with 1% loss, byte-exact" \
+			"$((port + 100))" 'OK$' -c 1 -t 120 -- -d "$GOODPUT_SECS" -t 120
+		lossy=$(rate_of "$RESULTS/goodput: ${GOODPUT_SECS} s over a 1 ms link with 1% loss, byte-exact" 2>/dev/null)
+		echo "# counters: $(counters)"
+		netem_off
+		if [ "$ROLE" = client ] && [ -n "$clean" ] && [ -n "$lossy" ]; then
+			echo "# goodput: ${clean} MB/s clean, ${lossy} MB/s at 1% loss ($(awk -v c="$clean" -v l="$lossy" \
+				'BEGIN { printf "%.2f", l / c }')x); $(($(counter cwnd_cuts) - before_cuts)) window cuts"
+		fi
+		;;
+	fair)
+		fair 19900
 		;;
 	*)
 		tap_fail "unknown test $t"

@@ -20,6 +20,10 @@
 // one; it exits 0 only if it found no wrong byte and its last connection
 // ended with a verified "end".
 //
+// With -d SECS the client posts new rounds for SECS seconds instead of
+// moving -b BYTES, and reports the rate (the fairness and goodput tests run
+// several at once, or one with and one without loss).
+//
 // With -A (both sides), each round also puts an ATOMIC_WRITE of a round's
 // value over the slot's first 8 bytes between the WRITE and the READ (the
 // READ must see the value there), and with -L a FLUSH (global visibility,
@@ -152,6 +156,7 @@ struct Options {
 	int conns = 1;
 	int timeout_s = 60;
 	int ack_timeout = 14;
+	int duration_s = 0;  // -d: post rounds for this long instead of -b
 	uint64_t fault_after = 0;
 	std::string fault_cmd, recover_cmd;
 	double slack_s = 3;
@@ -441,7 +446,7 @@ public:
 
 private:
 	Status connect();
-	Status transfer(uint64_t rounds, bool fault);
+	Status transfer(uint64_t rounds, bool fault, uint64_t *moved = nullptr);
 	Status post_round(uint64_t round);
 	Status post_round_ex(uint64_t round, uint8_t *base, uint64_t raddr);
 	uint64_t per_round() const
@@ -590,16 +595,21 @@ Status Client::post_round_ex(uint64_t round, uint8_t *base, uint64_t raddr)
 	return {};
 }
 
-// Moves ROUNDS rounds.  With FAULT, runs the fault command after
+// Moves ROUNDS rounds, or with -d as many as it starts in that time (the
+// number goes to *MOVED).  With FAULT, runs the fault command after
 // --fault-after rounds and expects the QP to fail (see the top of the file).
-Status Client::transfer(uint64_t rounds, bool fault)
+Status Client::transfer(uint64_t rounds, bool fault, uint64_t *moved)
 {
 	const auto start = Clock::now();
+	const auto more = [&](uint64_t posted) {
+		return posted < rounds && (!o_.duration_s ||
+					   seconds_since(start) < o_.duration_s);
+	};
 	uint64_t posted = 0, done = 0, outstanding = 0;
 	std::optional<Clock::time_point> fault_at;
 	std::optional<double> error_after;
 	uint64_t flushed = 0;
-	while (posted < rounds && posted < window_) {
+	while (more(posted) && posted < window_) {
 		URDMA_TRY(post_round(posted++));
 		outstanding += per_round();
 	}
@@ -655,7 +665,7 @@ Status Client::transfer(uint64_t rounds, bool fault)
 		}
 		// Keep posting through a fault: the link is down, the WRs
 		// must fail.
-		if (posted < rounds || (fault_at && !error_after)) {
+		if (more(posted) || (fault_at && !error_after)) {
 			URDMA_TRY(post_round(posted++));
 			outstanding += per_round();
 		}
@@ -678,6 +688,8 @@ Status Client::transfer(uint64_t rounds, bool fault)
 			return Status::error("the QP failed later than its retry budget");
 		return {};
 	}
+	if (moved)
+		*moved = done;
 	const double mb = double(done) * 3 * o_.chunk / 1e6;
 	std::printf("urdma_xfer: %" PRIu64 " rounds, %.1f MB moved (WRITE, READ, SEND), "
 		    "every byte checked, in %.1f s (%.1f MB/s)\n", done, mb, secs,
@@ -717,11 +729,15 @@ void Client::disconnect()
 Status Client::run()
 {
 	const uint64_t per_round = 3ULL * o_.chunk;
-	const uint64_t rounds = (o_.bytes + per_round - 1) / per_round;
+	uint64_t rounds = o_.duration_s ? ~0ULL : (o_.bytes + per_round - 1) / per_round;
 	const bool fault = !o_.fault_cmd.empty();
 	URDMA_TRY(connect());
-	std::printf("urdma_xfer: connected; %" PRIu64 " rounds of %u-byte WRITE, READ "
-		    "and SEND, %u in flight\n", rounds, o_.chunk, window_);
+	if (o_.duration_s)
+		std::printf("urdma_xfer: connected; %d s of rounds", o_.duration_s);
+	else
+		std::printf("urdma_xfer: connected; %" PRIu64 " rounds", rounds);
+	std::printf(" of %u-byte WRITE, READ and SEND, %u in flight\n", o_.chunk,
+		    window_);
 	std::fflush(stdout);
 	if (fault) {
 		URDMA_TRY(transfer(~0ULL, true));
@@ -745,7 +761,7 @@ Status Client::run()
 		URDMA_TRY(st);
 		std::printf("urdma_xfer: connected again with a new QP\n");
 	}
-	URDMA_TRY(transfer(rounds, false));
+	URDMA_TRY(transfer(rounds, false, &rounds));
 	URDMA_TRY(send_end(rounds));
 	disconnect();
 	return {};
@@ -761,6 +777,7 @@ bool parse(int argc, char **argv, Options *o)
 		{ "ack-timeout", required_argument, nullptr, 'T' },
 		{ "atomic-write", no_argument, nullptr, 'A' },
 		{ "flush", no_argument, nullptr, 'L' },
+		{ "duration", required_argument, nullptr, 'd' },
 		{ nullptr, 0, nullptr, 0 },
 	};
 	auto num = [](const char *s, unsigned long long max, auto *v) {
@@ -773,7 +790,7 @@ bool parse(int argc, char **argv, Options *o)
 		return true;
 	};
 	bool good = true;
-	for (int c; good && (c = getopt_long(argc, argv, "sALa:p:b:k:w:c:t:", longs,
+	for (int c; good && (c = getopt_long(argc, argv, "sALa:p:b:d:k:w:c:t:", longs,
 					      nullptr)) != -1;) {
 		switch (c) {
 		case 's': o->server = true; break;
@@ -782,6 +799,7 @@ bool parse(int argc, char **argv, Options *o)
 		case 'a': o->addr = optarg; break;
 		case 'p': o->port = optarg; break;
 		case 'b': good = num(optarg, 1ULL << 40, &o->bytes); break;
+		case 'd': good = num(optarg, 3600, &o->duration_s); break;
 		case 'k': good = num(optarg, 1U << 24, &o->chunk) && o->chunk >= 64 &&
 				  !(o->chunk % 8); break;
 		case 'w': good = num(optarg, 64, &o->window) && o->window; break;
@@ -799,7 +817,7 @@ bool parse(int argc, char **argv, Options *o)
 		return true;
 	std::fprintf(stderr,
 		     "usage: %s -s [-A] [-L] [-a ADDR] [-p PORT] [-k CHUNK] [-w WINDOW] [-c CONNS] [-t SECS]\n"
-		     "       %s -a SERVER [-A] [-L] [-p PORT] [-b BYTES] [-k CHUNK] [-w WINDOW] [-t SECS]\n"
+		     "       %s -a SERVER [-A] [-L] [-p PORT] [-b BYTES | -d SECS] [-k CHUNK] [-w WINDOW] [-t SECS]\n"
 		     "          [--ack-timeout N] [--fault-after ROUNDS --fault-cmd CMD\n"
 		     "          [--recover-cmd CMD] [--slack SECS]]\n", argv[0], argv[0]);
 	return false;
