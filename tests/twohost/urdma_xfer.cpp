@@ -22,7 +22,9 @@
 //
 // With -d SECS the client posts new rounds for SECS seconds instead of
 // moving -b BYTES, and reports the rate (the fairness and goodput tests run
-// several at once, or one with and one without loss).
+// several at once, or one with and one without loss).  With --start-at T
+// it connects, then waits until T (seconds since the epoch) to begin, so
+// that clients started together transfer over the same interval.
 //
 // With -A (both sides), each round also puts an ATOMIC_WRITE of a round's
 // value over the slot's first 8 bytes between the WRITE and the READ (the
@@ -38,6 +40,7 @@
 #include <endian.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <time.h>
 
 #include <cinttypes>
 #include <cstdio>
@@ -157,6 +160,7 @@ struct Options {
 	int timeout_s = 60;
 	int ack_timeout = 14;
 	int duration_s = 0;  // -d: post rounds for this long instead of -b
+	uint64_t start_at = 0;  // --start-at: begin then (epoch seconds)
 	uint64_t fault_after = 0;
 	std::string fault_cmd, recover_cmd;
 	double slack_s = 3;
@@ -739,6 +743,11 @@ Status Client::run()
 	std::printf(" of %u-byte WRITE, READ and SEND, %u in flight\n", o_.chunk,
 		    window_);
 	std::fflush(stdout);
+	if (o_.start_at) {
+		const timespec at = { time_t(o_.start_at), 0 };
+		while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &at, nullptr) == EINTR) {
+		}
+	}
 	if (fault) {
 		URDMA_TRY(transfer(~0ULL, true));
 		std::printf("urdma_xfer: running \"%s\"\n", o_.recover_cmd.c_str());
@@ -778,6 +787,7 @@ bool parse(int argc, char **argv, Options *o)
 		{ "atomic-write", no_argument, nullptr, 'A' },
 		{ "flush", no_argument, nullptr, 'L' },
 		{ "duration", required_argument, nullptr, 'd' },
+		{ "start-at", required_argument, nullptr, 'B' },
 		{ nullptr, 0, nullptr, 0 },
 	};
 	auto num = [](const char *s, unsigned long long max, auto *v) {
@@ -800,6 +810,7 @@ bool parse(int argc, char **argv, Options *o)
 		case 'p': o->port = optarg; break;
 		case 'b': good = num(optarg, 1ULL << 40, &o->bytes); break;
 		case 'd': good = num(optarg, 3600, &o->duration_s); break;
+		case 'B': good = num(optarg, 1ULL << 40, &o->start_at); break;
 		case 'k': good = num(optarg, 1U << 24, &o->chunk) && o->chunk >= 64 &&
 				  !(o->chunk % 8); break;
 		case 'w': good = num(optarg, 64, &o->window) && o->window; break;
@@ -818,7 +829,7 @@ bool parse(int argc, char **argv, Options *o)
 	std::fprintf(stderr,
 		     "usage: %s -s [-A] [-L] [-a ADDR] [-p PORT] [-k CHUNK] [-w WINDOW] [-c CONNS] [-t SECS]\n"
 		     "       %s -a SERVER [-A] [-L] [-p PORT] [-b BYTES | -d SECS] [-k CHUNK] [-w WINDOW] [-t SECS]\n"
-		     "          [--ack-timeout N] [--fault-after ROUNDS --fault-cmd CMD\n"
+		     "          [--ack-timeout N] [--start-at EPOCH] [--fault-after ROUNDS --fault-cmd CMD\n"
 		     "          [--recover-cmd CMD] [--slack SECS]]\n", argv[0], argv[0]);
 	return false;
 }
