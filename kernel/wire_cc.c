@@ -97,12 +97,14 @@ void urdma_cc_acked(struct urdma_cc *cc, u32 acked, u32 n)
 		cc->cwnd = min3(cc->cwnd + n, cc->ssthresh, (u32)URDMA_WIRE_PKTS);
 		return;
 	}
+	/* A READ's ACK may cover 2^23 PSNs: at most 128 steps. */
 	cc->acc += n * URDMA_CC_AI;
-	while (cc->acc >= cc->cwnd) {
+	while (cc->acc >= cc->cwnd && cc->cwnd < URDMA_WIRE_PKTS) {
 		cc->acc -= cc->cwnd;
-		if (cc->cwnd < URDMA_WIRE_PKTS)
-			cc->cwnd++;
+		cc->cwnd++;
 	}
+	if (cc->cwnd >= URDMA_WIRE_PKTS)
+		cc->acc = 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(urdma_cc_acked);
 

@@ -2362,6 +2362,17 @@ static void urdma_test_cc_window(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, cc.ssthresh, 35);
 	KUNIT_EXPECT_EQ(test, cc.cwnd, URDMA_CC_CWND_MIN);
 
+	/*
+	 * ACKs of the most PSNs that can be outstanding (a long READ's):
+	 * slow start stops at the threshold, additive increase at 128.
+	 */
+	URDMA_ACK((1 << 23) - 1);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, 35);
+	URDMA_ACK((1 << 23) - 1);
+	KUNIT_EXPECT_EQ(test, cc.cwnd, URDMA_WIRE_PKTS);
+	urdma_cc_timeout(&cc, acked);
+	KUNIT_EXPECT_EQ(test, cc.ssthresh, URDMA_WIRE_PKTS / 2);
+
 	/* The window never drops below its minimum. */
 	for (i = 0; i < 20; i++) {
 		/* Each a new episode; one PSN more acknowledged. */
