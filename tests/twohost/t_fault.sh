@@ -70,11 +70,27 @@ netem_off() {
 	check "netem removed" tc qdisc del dev "$NIC" root
 }
 
+# xfer_client SECS LOG PORT ARGS...: the client's urdma_xfer (killed after
+# SECS), output in LOG; it retries for up to 90 s while the server does not
+# listen yet (rejected before it connected).  Returns urdma_xfer's status.
+xfer_client() {
+	local secs=$1 log=$2 port=$3 rc t=90
+	shift 3
+	while :; do
+		rc=0
+		timeout -k 5 "$secs" "$XFER" -a "$PEER" -p "$port" "$@" >"$log" 2>&1 || rc=$?
+		[ "$rc" = 0 ] || [ $t -le 0 ] && break
+		grep -q 'connected' "$log" && break
+		grep -qE 'REJECTED|UNREACHABLE|ADDR_ERROR|ROUTE_ERROR' "$log" || break
+		sleep 2
+		t=$((t - 2))
+	done
+	return "$rc"
+}
+
 # xfer NAME PORT OKRE SERVER_ARGS -- CLIENT_ARGS: this side of one transfer.
-# The client retries for up to 90 s while the server does not listen yet
-# (rejected before it connected).
 xfer() {
-	local name=$1 port=$2 okre=$3 log=$RESULTS/$1 rc=0 t=90 srv=() cli=()
+	local name=$1 port=$2 okre=$3 log=$RESULTS/$1 rc=0 srv=() cli=()
 	shift 3
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
@@ -82,15 +98,7 @@ xfer() {
 	if [ "$ROLE" = server ]; then
 		timeout -k 5 900 "$XFER" -s -a "$MYIP" -p "$port" "${srv[@]}" >"$log" 2>&1 || rc=$?
 	else
-		while :; do
-			rc=0
-			timeout -k 5 900 "$XFER" -a "$PEER" -p "$port" "${cli[@]}" >"$log" 2>&1 || rc=$?
-			[ "$rc" = 0 ] || [ $t -le 0 ] && break
-			grep -q 'connected' "$log" && break
-			grep -qE 'REJECTED|UNREACHABLE|ADDR_ERROR|ROUTE_ERROR' "$log" || break
-			sleep 2
-			t=$((t - 2))
-		done
+		xfer_client 900 "$log" "$port" "${cli[@]}" || rc=$?
 	fi
 	if [ "$rc" = 0 ] && grep -qE "$okre" "$log"; then
 		tap_ok "$name"
@@ -122,20 +130,8 @@ fair() {
 			timeout -k 5 600 "$XFER" -s -a "$MYIP" -p $((base + i)) -t 120 \
 				>"$log" 2>&1 &
 		else
-			(
-				t=90
-				while :; do
-					rc=0
-					timeout -k 5 600 "$XFER" -a "$PEER" -p $((base + i)) \
-						-d "$FAIR_SECS" --start-at "$start" -t 120 --ack-timeout 16 \
-						>"$log" 2>&1 || rc=$?
-					[ "$rc" = 0 ] || [ $t -le 0 ] && exit "$rc"
-					grep -q 'connected' "$log" && exit "$rc"
-					grep -qE 'REJECTED|UNREACHABLE|ADDR_ERROR|ROUTE_ERROR' "$log" || exit "$rc"
-					sleep 2
-					t=$((t - 2))
-				done
-			) &
+			xfer_client 600 "$log" $((base + i)) -d "$FAIR_SECS" \
+				--start-at "$start" -t 120 --ack-timeout 16 &
 		fi
 		pids+=($!)
 	done
