@@ -20,6 +20,28 @@ TEST_F(ctx, alloc_dealloc_pd)
 	ASSERT_RET(0, dealloc_pd(self->fd, handle));
 }
 
+/*
+ * The leak check of a shared device (URDMA_ABI_SHARED) counts this
+ * process's PDs in the device's resource tracking: it sees every one.
+ */
+TEST_F(ctx, own_pds_seen)
+{
+	uint32_t h[3];
+	int i, n = own_pds();
+
+	if (n < 0)
+		SKIP(return, "no rdma tool to list %s's PDs", want_ibdev());
+	ASSERT_EQ(0, n);
+	for (i = 0; i < 3; i++)
+		ASSERT_RET(0, do_alloc_pd(self->fd, &h[i], NULL));
+	ASSERT_EQ(3, own_pds());
+	ASSERT_RET(0, dealloc_pd(self->fd, h[1]));
+	ASSERT_EQ(2, own_pds());
+	ASSERT_EQ(0, close(self->fd));
+	self->fd = -1;
+	ASSERT_EQ(0, own_pds());
+}
+
 TEST_F(ctx, alloc_pd_unique)
 {
 	enum { N = 256 };

@@ -1016,11 +1016,7 @@ FIXTURE_SETUP(q)
 	ret = qenv_open(&self->e);
 	ASSERT_EQ(0, ret) TH_LOG("open + GET_CONTEXT + ALLOC_PD: %s",
 				 ename(ret));
-	/*
-	 * URDMA_ABI_SHARED: other processes use the device meanwhile (make
-	 * check's fuzz lane), so the device's object counts prove nothing.
-	 */
-	self->have_counts = !getenv("URDMA_ABI_SHARED") &&
+	self->have_counts = !abi_shared() &&
 			    !settled_counts(&self->base);
 }
 
