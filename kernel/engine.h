@@ -47,9 +47,12 @@ enum urdma_counter {
 	URDMA_CNT_KICK_RUNS,	/* kicks served in the kicker's system call */
 	URDMA_CNT_YIELDS,	/* ... set out to sleep: the CPU was wanted */
 	URDMA_CNT_EARLY_TIMEOUTS, /* requester: ... before the local ACK timeout */
-	URDMA_CNT_CWND_CUTS,	/* requester: window halved for a loss */
+	URDMA_CNT_CWND_CUTS,	/* requester: window cut: loss, congestion */
 	URDMA_CNT_RTT_SAMPLES,	/* requester: round trips timed */
 	URDMA_CNT_RTT_US,	/* ... their sum, in microseconds */
+	URDMA_CNT_ECN_MARKED,	/* RC packets received marked CE */
+	URDMA_CNT_CNPS_SENT,	/* ... CNPs sent to their senders for them */
+	URDMA_CNT_CNPS_RCVD,	/* requester: CNPs taken from the peer */
 	URDMA_NUM_COUNTERS
 };
 

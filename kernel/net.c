@@ -36,6 +36,7 @@
 #include <linux/skbuff.h>
 #include <linux/udp.h>
 #include <net/addrconf.h>
+#include <net/inet_ecn.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
@@ -326,6 +327,9 @@ int urdma_pkt_parse(struct urdma_dev *udev, struct sk_buff *skb,
 	pkt->qpn = FIELD_GET(URDMA_BTH_QPN, be32_to_cpu(pkt->bth->w1));
 	pkt->psn = FIELD_GET(URDMA_BTH_PSN, be32_to_cpu(pkt->bth->w2));
 	pkt->ackreq = be32_to_cpu(pkt->bth->w2) & URDMA_BTH_ACKREQ;
+	pkt->ce = INET_ECN_is_ce(pkt->ipv6 ?
+				 ipv6_get_dsfield((const struct ipv6hdr *)pkt->nh) :
+				 ((const struct iphdr *)pkt->nh)->tos);
 
 	memcpy(&icrc, end - URDMA_ICRC_LEN, sizeof(icrc));
 	if (icrc != urdma_icrc(pkt->nh, pkt->ipv6, len - URDMA_ICRC_LEN))
@@ -377,6 +381,7 @@ int urdma_pkt_alloc(struct urdma_dev *udev, u8 opcode, u32 paylen,
 	tx->skb = skb;
 	tx->bth = skb_put_zero(skb, hdr);
 	tx->payload = skb_put(skb, paylen);
+	tx->ect = false;
 	skb_put_zero(skb, pad + URDMA_ICRC_LEN);
 	tx->bth->w0 = cpu_to_be32(FIELD_PREP(URDMA_BTH_OPCODE, opcode) |
 				  FIELD_PREP(URDMA_BTH_PAD, pad) |
@@ -439,10 +444,14 @@ int urdma_pkt_xmit(struct urdma_dev *udev, const struct urdma_av *av,
 	struct net *net = dev_net(udev->ndev);
 	bool ipv6 = av->net_type == RDMA_NETWORK_IPV6;
 	unsigned int tlen = skb->len;
+	u8 tclass = av->traffic_class;
 	struct dst_entry *dst;
 	struct udphdr *udp;
 	int ret;
 
+	/* ECT(0), unless the traffic class chose its own ECN bits. */
+	if (tx->ect && INET_ECN_is_not_ect(tclass))
+		tclass |= INET_ECN_ECT_0;
 	dst = ipv6 ? urdma_route6(net, udev->ndev, av) :
 		     urdma_route4(net, udev->ndev, av);
 	if (!dst) {
@@ -464,7 +473,7 @@ int urdma_pkt_xmit(struct urdma_dev *udev, const struct urdma_av *av,
 		struct ipv6hdr *ip6 = skb_push(skb, sizeof(*ip6));
 
 		skb_reset_network_header(skb);
-		ip6_flow_hdr(ip6, av->traffic_class,
+		ip6_flow_hdr(ip6, tclass,
 			     cpu_to_be32(av->flow_label));
 		ip6->payload_len = htons(skb->len - sizeof(*ip6));
 		ip6->nexthdr = IPPROTO_UDP;
@@ -479,7 +488,7 @@ int urdma_pkt_xmit(struct urdma_dev *udev, const struct urdma_av *av,
 		skb_reset_network_header(skb);
 		ip->version = 4;
 		ip->ihl = 5;
-		ip->tos = av->traffic_class;
+		ip->tos = tclass;
 		ip->tot_len = htons(skb->len);
 		ip->frag_off = htons(IP_DF);
 		ip->ttl = av->hop_limit;

@@ -39,6 +39,7 @@ struct urdma_pkt {
 	bool ipv6;
 	bool se;
 	bool ackreq;
+	bool ce;	/* the IP header's ECN field says Congestion Experienced */
 };
 
 /* A packet being built: the caller fills in @bth on and @payload. */
@@ -46,6 +47,7 @@ struct urdma_tx {
 	struct sk_buff *skb;
 	struct urdma_bth *bth;
 	void *payload;
+	bool ect;	/* ECN-capable transport: send as ECT(0) */
 };
 
 static inline void *urdma_pkt_hdr(const struct urdma_pkt *pkt,

@@ -97,6 +97,8 @@ const struct urdma_opcode urdma_opcodes[256] = {
 	OP(UD, SEND_ONLY, SEND_F | ONLY_F | URDMA_PF_DETH, LEN_DETH),
 	OP(UD, SEND_ONLY_IMM, SEND_F | ONLY_F | URDMA_PF_DETH |
 	   URDMA_PF_IMM, LEN_DETH + LEN_IMM),
+	[URDMA_CNP_OPCODE] = { "CNP", URDMA_PF_CNP | URDMA_PF_PAYLOAD | ONLY_F,
+			       BTH_LEN },
 };
 EXPORT_SYMBOL_IF_KUNIT(urdma_opcodes);
 

@@ -23,7 +23,15 @@ enum {
 	URDMA_TR_RC = 0x00,
 	URDMA_TR_UC = 0x20,
 	URDMA_TR_UD = 0x60,
+	URDMA_TR_CNP = 0x80,
 };
+
+/*
+ * The congestion notification packet (IBTA A17.9.3): BTH (opcode 0x81,
+ * BECN set, the flow's destination QP, PSN 0), 16 reserved bytes, ICRC.
+ */
+#define URDMA_CNP_OPCODE	(URDMA_TR_CNP | 0x01)
+#define URDMA_CNP_PAYLOAD	16
 
 enum urdma_op {
 	URDMA_OP_SEND_FIRST		= 0x00,
@@ -67,6 +75,8 @@ struct urdma_bth {
 #define URDMA_BTH_TVER		GENMASK(19, 16)
 #define URDMA_BTH_PKEY		GENMASK(15, 0)
 #define URDMA_BTH_RESV8A	GENMASK(31, 24)	/* in w1; ICRC-masked */
+#define URDMA_BTH_FECN		BIT(31)		/* ... its top bits */
+#define URDMA_BTH_BECN		BIT(30)
 #define URDMA_BTH_QPN		GENMASK(23, 0)
 #define URDMA_BTH_ACKREQ	BIT(31)
 #define URDMA_BTH_PSN		GENMASK(23, 0)
@@ -170,6 +180,7 @@ enum urdma_pkt_flag {
 	URDMA_PF_READ	= BIT(16),
 	URDMA_PF_ATOMIC	= BIT(17),
 	URDMA_PF_FLUSH	= BIT(18),
+	URDMA_PF_CNP	= BIT(19),	/* neither way: congestion notice */
 };
 
 #define URDMA_PF_HDRS	GENMASK(URDMA_H_NUM - 1, 0)

@@ -16,14 +16,34 @@
  * mcast.c), an RC or UC packet, once it is known to come from the QP's
  * peer, to the completer (a response: wire_comp.c) or the responder (a
  * request: wire_resp.c).
+ *
+ * ECN (RoCEv2 congestion management, IBTA A17.9).  RC packets leave as
+ * ECT(0) (module parameter ecn).  A router or qdisc under congestion marks
+ * them CE instead of dropping them; the receiving QP then sends its peer a
+ * CNP, at most one per URDMA_CNP_GAP_NS, and the peer's requester cuts its
+ * congestion window as for a loss, once per episode (wire_cc.c), but
+ * without a packet to resend.  A CNP counts only from the QP's peer, like
+ * any packet of the connection; it carries no PSN, so an attacker who can
+ * forge the peer's address can slow a QP down, as with a forged sequence
+ * NAK (docs/security.md).
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/moduleparam.h>
 
 #include <rdma/ib_mad.h>
 
 #include "exec.h"
 #include "wire_rc.h"
+
+static bool ecn = true;
+module_param(ecn, bool, 0644);
+MODULE_PARM_DESC(ecn, "RC packets are ECN-capable, and a CE mark draws a CNP (default: on)");
+
+bool urdma_wire_ecn(void)
+{
+	return READ_ONCE(ecn);
+}
 
 /* A P_Key matches the default partition, full or limited member. */
 static bool urdma_pkey_ok(u16 pkey)
@@ -195,6 +215,53 @@ static bool urdma_pkt_from_peer(const struct urdma_qp *qp,
 	       !memcmp(&dgid, &qp->av.sgid, sizeof(dgid));
 }
 
+/*
+ * A packet of @qp's peer came marked CE: tell the peer, unless a CNP went
+ * out less than URDMA_CNP_GAP_NS ago.
+ */
+static void urdma_rx_ce(struct urdma_engine *eng, struct urdma_qp *qp)
+{
+	struct urdma_wire *w = qp->wire;
+	struct urdma_tx tx;
+	ktime_t now;
+
+	urdma_count(eng, URDMA_CNT_ECN_MARKED);
+	if (!urdma_wire_ecn())
+		return;
+	now = ktime_get();
+	if (w->cnp_at && ktime_before(now, ktime_add_ns(w->cnp_at,
+							URDMA_CNP_GAP_NS)))
+		return;
+	if (urdma_pkt_alloc(eng->udev, URDMA_CNP_OPCODE, URDMA_CNP_PAYLOAD,
+			    &tx)) {
+		urdma_count(eng, URDMA_CNT_TX_ERRS);
+		return;
+	}
+	memset(tx.payload, 0, URDMA_CNP_PAYLOAD);
+	tx.bth->w1 = cpu_to_be32(URDMA_BTH_BECN |
+				 FIELD_PREP(URDMA_BTH_QPN,
+					    qp->attr.dest_qp_num));
+	tx.bth->w2 = 0;
+	w->cnp_at = now;
+	if (!urdma_wire_send(eng, qp, &tx))
+		urdma_count(eng, URDMA_CNT_CNPS_SENT);
+}
+
+/*
+ * A CNP for @qp: from its peer, the length IBTA gives it, to an RC QP.
+ * Return: false if it does not belong to this QP.
+ */
+static bool urdma_rx_cnp(struct urdma_engine *eng, struct urdma_qp *qp,
+			 const struct urdma_pkt *pkt)
+{
+	if (!READ_ONCE(qp->use_wire) || !urdma_is_rc(qp) ||
+	    pkt->paylen != URDMA_CNP_PAYLOAD || !urdma_pkt_from_peer(qp, pkt))
+		return false;
+	urdma_count(eng, URDMA_CNT_CNPS_RCVD);
+	urdma_req_cnp(eng, qp);
+	return true;
+}
+
 /**
  * urdma_rx_conn - an RC or UC packet for @qp
  * @eng: the QP's engine, in a pass
@@ -213,6 +280,8 @@ static bool urdma_rx_conn(struct urdma_engine *eng, struct urdma_qp *qp,
 	if (!READ_ONCE(qp->use_wire) || rc_pkt != urdma_is_rc(qp) ||
 	    (pkt->flags & URDMA_PF_DETH) || !urdma_pkt_from_peer(qp, pkt))
 		return false;
+	if (pkt->ce && rc_pkt)
+		urdma_rx_ce(eng, qp);
 	if (pkt->flags & URDMA_PF_RESP)
 		urdma_req_rx(eng, qp, pkt);
 	else
@@ -256,6 +325,9 @@ void urdma_rx(struct urdma_engine *eng, struct sk_buff *skb)
 		case URDMA_TR_RC:
 		case URDMA_TR_UC:
 			ok = urdma_rx_conn(eng, qp, &pkt);
+			break;
+		case URDMA_TR_CNP:
+			ok = urdma_rx_cnp(eng, qp, &pkt);
 			break;
 		default:
 			break;

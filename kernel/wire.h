@@ -162,6 +162,7 @@ void urdma_cc_timeout(struct urdma_cc *cc, u32 psn_max);
  * @cc: the requester's congestion control (wire_cc.c)
  * @comp: the completer's (wire_comp.c)
  * @resp: the responder's (wire_resp.c)
+ * @cnp_at: when the last CNP for a CE-marked packet went out (wire.c)
  *
  * Only the QP's engine thread touches it, except urdma_wire_reset() (with
  * the engine synced) and the allocation at RTR.
@@ -171,7 +172,13 @@ struct urdma_wire {
 	struct urdma_cc cc;
 	struct urdma_wire_comp comp;
 	struct urdma_wire_resp resp;
+	ktime_t cnp_at;
 };
+
+/* A QP sends at most one CNP per this long, as a ConnectX's NP does. */
+#define URDMA_CNP_GAP_NS	(50 * NSEC_PER_USEC)
+
+bool urdma_wire_ecn(void);
 
 int urdma_wire_alloc(struct urdma_qp *qp);
 void urdma_wire_reset(struct urdma_qp *qp);

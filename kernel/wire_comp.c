@@ -334,6 +334,22 @@ static void urdma_req_ack(struct urdma_engine *eng, struct urdma_qp *qp,
 	}
 }
 
+/**
+ * urdma_req_cnp - the peer saw our packets marked CE: congestion
+ * @eng: the QP's engine
+ * @qp: an RC QP on the wire
+ *
+ * The window is halved, once per episode, as for a drop by the local
+ * queue; nothing was lost, so nothing is sent again.
+ */
+void urdma_req_cnp(struct urdma_engine *eng, struct urdma_qp *qp)
+{
+	struct urdma_wire *w = qp->wire;
+
+	if (w->req.req_init && urdma_cc_congestion(&w->cc, w->req.psn_max))
+		urdma_count(eng, URDMA_CNT_CWND_CUTS);
+}
+
 /* A response packet for the requester. */
 void urdma_req_rx(struct urdma_engine *eng, struct urdma_qp *qp,
 		  const struct urdma_pkt *pkt)

@@ -64,6 +64,7 @@ int urdma_req_complete(struct urdma_engine *eng, struct urdma_qp *qp);
 void urdma_req_fail_oldest(struct urdma_qp *qp, u8 status);
 void urdma_req_rx(struct urdma_engine *eng, struct urdma_qp *qp,
 		  const struct urdma_pkt *pkt);
+void urdma_req_cnp(struct urdma_engine *eng, struct urdma_qp *qp);
 void urdma_req_skip(struct urdma_wire *w, struct urdma_inflight *f);
 
 /* wire_rc.c: packets */

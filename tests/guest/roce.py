@@ -14,6 +14,11 @@ RC_SEND_ONLY = 0x04
 RC_WRITE_ONLY = 0x0A
 RC_ACK = 0x11
 UD_SEND_ONLY = 0x64
+CNP = 0x81
+
+# The ECN field of the IP header (RFC 3168).
+ECN_ECT0 = 2
+ECN_CE = 3
 
 # AETH syndromes (IBTA 9.7.5.2.3, table 42).
 AETH_NAK_REM_ACCESS = 0x62
@@ -57,12 +62,13 @@ class Link:
         self.src_mac, self.dst_mac = src_mac, dst_mac
         self.src_ip, self.dst_ip = src_ip, dst_ip
 
-    def frame(self, transport, good_icrc=True, udp_len_delta=0, src_ip=None):
+    def frame(self, transport, good_icrc=True, udp_len_delta=0, src_ip=None,
+              tos=0):
         """An Ethernet frame carrying @transport (BTH onwards, no ICRC)."""
         udp_len = 8 + len(transport) + 4
         tot = 20 + udp_len
         ip = bytearray(struct.pack(
-            "!BBHHHBBH4s4s", 0x45, 0, tot, 0x1234, 0x4000, 64, 17, 0,
+            "!BBHHHBBH4s4s", 0x45, tos, tot, 0x1234, 0x4000, 64, 17, 0,
             socket.inet_aton(src_ip or self.src_ip),
             socket.inet_aton(self.dst_ip)))
         ip[10:12] = struct.pack("!H", ip_csum(bytes(ip)))
@@ -90,3 +96,45 @@ def send(ifname, frames, pace=64):
         if i % pace == pace - 1:
             time.sleep(0.01)
     s.close()
+
+
+class Capture:
+    """The RoCEv2 packets an interface sees from @src_ip, IPv4: open it
+    before sending what should draw them.  packets() returns each as a
+    dict: tos, src, dst, opcode, becn, qpn, psn, payload (after the BTH,
+    without the ICRC), icrc_ok."""
+
+    def __init__(self, ifname, src_ip):
+        self.src = socket.inet_aton(src_ip)
+        self.s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
+                               socket.htons(0x0800))
+        self.s.bind((ifname, 0))
+        self.s.settimeout(0.05)
+
+    def packets(self, secs=1.0):
+        out = []
+        end = time.time() + secs
+        while time.time() < end:
+            try:
+                f = self.s.recv(65536)
+            except socket.timeout:
+                continue
+            ip = f[14:]
+            if len(ip) < 20 + 8 + 12 + 4 or ip[9] != 17 or \
+                    ip[12:16] != self.src:
+                continue
+            tot = struct.unpack("!H", ip[2:4])[0]
+            ip = ip[:tot]
+            if struct.unpack("!H", ip[22:24])[0] != ROCE_PORT:
+                continue
+            w0, w1, w2 = struct.unpack("!III", ip[28:40])
+            out.append({
+                "tos": ip[1], "src": socket.inet_ntoa(ip[12:16]),
+                "dst": socket.inet_ntoa(ip[16:20]), "opcode": w0 >> 24,
+                "becn": bool(w1 & (1 << 30)), "qpn": w1 & 0xFFFFFF,
+                "psn": w2 & 0xFFFFFF, "payload": ip[40:-4],
+                "icrc_ok": icrc(ip[:-4]) == ip[-4:]})
+        return out
+
+    def close(self):
+        self.s.close()

@@ -61,6 +61,51 @@ def counters():
     return {c: int(open(base + c).read()) for c in COUNTERS}
 
 
+def hw(name):
+    return int(open(f"/sys/class/infiniband/{DEV}/ports/{PORT}/hw_counters/"
+                    f"{name}").read())
+
+
+ECN_PARAM = "/sys/module/urdma/parameters/ecn"
+
+
+def set_ecn(on):
+    with open(ECN_PARAM, "w") as f:
+        f.write("1" if on else "0")
+
+
+def ce_case(qpn, on):
+    """Ten CE-marked duplicates from the peer: with ECN on, they draw CNPs
+    to the peer's QP (one per 50 us at most) and the ACKs leave as ECT(0);
+    off, neither.  ecn_marked counts them either way."""
+    peer_qpn = 0x123456
+    set_ecn(on)
+    cap = roce.Capture(TX_IF, DST_IP)
+    marked0, sent0 = hw("ecn_marked"), hw("cnps_sent")
+    send([LINK.frame(bth(0x04, qpn, 999) + b"c" * 8, tos=roce.ECN_CE)
+          for _ in range(10)])
+    pkts = cap.packets(1.5)
+    cap.close()
+    cnps = [p for p in pkts if p["opcode"] == roce.CNP]
+    acks = [p for p in pkts if p["opcode"] == roce.RC_ACK]
+    good_cnps = all(p["becn"] and p["qpn"] == peer_qpn and p["psn"] == 0 and
+                    p["payload"] == b"\0" * 16 and p["icrc_ok"] and
+                    p["tos"] & 3 == 0 and p["dst"] == SRC_IP for p in cnps)
+    marked = hw("ecn_marked") - marked0
+    cnps_sent = hw("cnps_sent") - sent0
+    if on:
+        ok = (1 <= len(cnps) <= 10 and good_cnps and cnps_sent == len(cnps)
+              and acks and all(p["tos"] & 3 == roce.ECN_ECT0 for p in acks))
+        name = "CE-marked packets draw CNPs to the peer's QP; ACKs are ECT(0)"
+    else:
+        ok = not cnps and cnps_sent == 0 and acks and \
+            all(p["tos"] & 3 == 0 for p in acks)
+        name = "ecn=0: CE-marked packets draw no CNP; ACKs are not ECT"
+    tap(ok and marked == 10, name,
+        f"ecn_marked +{marked}, cnps_sent +{cnps_sent}, captured "
+        f"{len(cnps)} CNPs {cnps[:2]}, ACK TOS {[p['tos'] for p in acks][:5]}")
+
+
 def frame(transport, good_icrc=True, udp_len_delta=0):
     return LINK.frame(transport, good_icrc, udp_len_delta)
 
@@ -159,7 +204,7 @@ def main():
          {"icrc_errs": 100})
     case("unknown QPN", [frame(bth(send_only, nobody, 1000) + b"y" * 16)
                          for _ in range(100)], {"rx_drops": 100})
-    unknown_ops = [0x15, 0x18, 0x1E, 0x1F, 0x41, 0x80, 0x81, 0xC0, 0xFF, 0x3F]
+    unknown_ops = [0x15, 0x18, 0x1E, 0x1F, 0x41, 0x80, 0x82, 0xC0, 0xFF, 0x3F]
     case("unknown opcodes",
          [frame(bth(op, qpn, 1000) + b"z" * 16) for op in unknown_ops * 10],
          {"rx_drops": 100})
@@ -191,6 +236,24 @@ def main():
          [LINK.frame(bth(send_only, qpn, 1000) + b"s" * 8,
                      src_ip="10.77.0.77") for _ in range(50)],
          {"rx_drops": 50})
+    # ECN (IBTA A17.9): a CNP counts only from the peer, 16 bytes long.
+    cnp = bth(roce.CNP, qpn, 0) + b"\0" * 16
+    rcvd0 = hw("cnps_rcvd")
+    case("CNPs from the peer", [frame(cnp) for _ in range(20)],
+         {"rx_pkts": 20})
+    tap(hw("cnps_rcvd") - rcvd0 == 20, "the QP took the peer's 20 CNPs",
+        f"cnps_rcvd +{hw('cnps_rcvd') - rcvd0}")
+    case("CNPs from a stranger",
+         [LINK.frame(cnp, src_ip="10.77.0.77") for _ in range(20)],
+         {"rx_drops": 20})
+    case("CNPs of another length",
+         [frame(bth(roce.CNP, qpn, 0) + b"\0" * n)
+          for n in (0, 4, 12, 20, 32) * 4], {"rx_drops": 20})
+    try:
+        ce_case(qpn, True)
+        ce_case(qpn, False)
+    finally:
+        set_ecn(True)
     attr, _ = qp.query(e.IBV_QP_STATE)
     tap(attr.qp_state == e.IBV_QPS_RTS, "the QP is still in RTS",
         f"state {attr.qp_state}")

@@ -1880,16 +1880,25 @@ static void urdma_test_opcode_table(struct kunit *test)
 			if (o->flags & BIT(i))
 				len += urdma_hdr_lens[i];
 		KUNIT_EXPECT_EQ_MSG(test, o->hdr_len, len, "%s", o->name);
-		/* A packet goes one way, and is a first, middle or last. */
+		/*
+		 * A packet goes one way (but a CNP, which goes either way), and
+		 * is a first, middle or last.
+		 */
 		KUNIT_EXPECT_NE_MSG(test, !(o->flags & URDMA_PF_REQ),
-				    !(o->flags & URDMA_PF_RESP), "%s", o->name);
+				    !(o->flags & (URDMA_PF_RESP | URDMA_PF_CNP)),
+				    "%s", o->name);
 		KUNIT_EXPECT_TRUE_MSG(test, o->flags & (URDMA_PF_FIRST |
 							URDMA_PF_MIDDLE |
 							URDMA_PF_LAST),
 				      "%s", o->name);
 	}
-	/* RC 25 (ATOMIC_WRITE and FLUSH among them), UC 12, UD 2. */
-	KUNIT_EXPECT_EQ(test, known, 39);
+	/* RC 25 (ATOMIC_WRITE and FLUSH among them), UC 12, UD 2, CNP. */
+	KUNIT_EXPECT_EQ(test, known, 40);
+	/* The CNP: a BTH and 16 reserved bytes, and nothing else. */
+	KUNIT_EXPECT_EQ(test, urdma_opcodes[0x81].flags,
+			URDMA_PF_CNP | URDMA_PF_PAYLOAD | URDMA_PF_FIRST |
+			URDMA_PF_LAST);
+	KUNIT_EXPECT_EQ(test, urdma_opcodes[0x81].hdr_len, 12);
 	/* IBTA order: RETH before ImmDt; DETH first for UD. */
 	KUNIT_EXPECT_EQ(test, urdma_hdr_off(URDMA_TR_RC | URDMA_OP_WRITE_ONLY_IMM,
 					    URDMA_H_IMM), 12 + 16);

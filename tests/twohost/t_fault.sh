@@ -18,6 +18,11 @@
 #             moves 16 MiB byte-exact.
 #   loss5     5% loss on both ends: URDMA_LOSS5_BYTES (default 64 MiB)
 #             byte-exact.
+#   ecn       netem on both ends marks 5% of the ECN-capable packets CE
+#             instead of dropping them (loss 5% ecn): URDMA_LOSS5_BYTES
+#             byte-exact, and each side saw marks, sent CNPs and took
+#             CNPs, the client's window was cut, and no responder ever
+#             saw a gap (every RC packet is ECT(0), so none was lost).
 #   goodput   URDMA_GOODPUT_SECS (default 15) of transfer over a 1 ms link,
 #             then as long with 1% loss on both ends, byte-exact; prints
 #             the ratio of the two goodputs (a measurement, not asserted:
@@ -45,7 +50,7 @@ FAIR_QPS=8
 RESULTS=${URDMA_RESULTS:-/tmp}/twohost-fault-$ROLE
 mkdir -p "$RESULTS"
 TESTS=("$@")
-[ ${#TESTS[@]} -gt 0 ] || TESTS=(netem slowlink linkdown loss5 goodput fair)
+[ ${#TESTS[@]} -gt 0 ] || TESTS=(netem slowlink linkdown loss5 ecn goodput fair)
 
 if [ ! -x "$XFER" ]; then
 	tap_fail "urdma_xfer is built" "$XFER missing (scripts/build-tests.sh)"
@@ -58,7 +63,7 @@ twohost_ready
 counter() {
 	cat "/sys/class/infiniband/$DEV/ports/1/hw_counters/$1" 2>/dev/null || echo 0
 }
-COUNTERS=(retries seq_naks_rcvd timeouts early_timeouts read_gaps cwnd_cuts rtt_samples rtt_us seq_naks_sent dup_reqs tx_errs rx_drops tx_pkts rx_pkts)
+COUNTERS=(retries seq_naks_rcvd timeouts early_timeouts read_gaps cwnd_cuts rtt_samples rtt_us seq_naks_sent dup_reqs ecn_marked cnps_sent cnps_rcvd tx_errs rx_drops tx_pkts rx_pkts)
 counters() {
 	local c
 	for c in "${COUNTERS[@]}"; do printf '%s=%s ' "$c" "$(counter "$c")"; done
@@ -240,6 +245,33 @@ for t in "${TESTS[@]}"; do
 			"$port" 'OK$' -c 1 -t 300 -- -b "$LOSS5_BYTES" -t 300
 		echo "# counters: $(counters)"
 		netem_off
+		;;
+	ecn)
+		declare -A c0
+		for c in ecn_marked cnps_sent cnps_rcvd cwnd_cuts seq_naks_sent; do
+			c0[$c]=$(counter "$c")
+		done
+		if ! check "netem on $NIC: loss 5% ecn (CE marks for ECT packets)" \
+			tc qdisc add dev "$NIC" root netem loss 5% ecn; then
+			continue
+		fi
+		xfer "ecn: $((LOSS5_BYTES >> 20)) MiB of WRITE, READ and SEND with 5% CE marks, byte-exact" \
+			"$port" 'OK$' -c 1 -t 300 -- -b "$LOSS5_BYTES" -t 300
+		echo "# counters: $(counters)"
+		netem_off
+		declare -A d
+		for c in "${!c0[@]}"; do
+			d[$c]=$(($(counter "$c") - c0[$c]))
+		done
+		if [ "${d[ecn_marked]}" -gt 0 ] && [ "${d[cnps_sent]}" -gt 0 ] &&
+		   [ "${d[cnps_rcvd]}" -gt 0 ] && [ "${d[seq_naks_sent]}" = 0 ] &&
+		   { [ "$ROLE" = server ] || [ "${d[cwnd_cuts]}" -gt 0 ]; }; then
+			tap_ok "ecn: marks drew CNPs both ways, cut the window, and lost nothing"
+			for c in "${!d[@]}"; do printf '# %s +%s\n' "$c" "${d[$c]}"; done
+		else
+			tap_fail "ecn: marks drew CNPs both ways, cut the window, and lost nothing" \
+				"$(for c in "${!d[@]}"; do printf '%s +%s ' "$c" "${d[$c]}"; done)"
+		fi
 		;;
 	goodput)
 		check "netem on $NIC: delay 1ms" tc qdisc add dev "$NIC" root netem delay 1ms || continue
