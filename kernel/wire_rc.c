@@ -9,7 +9,8 @@
  * are cut into path-MTU packets; a READ request spans the PSNs of its
  * responses.  At most the congestion window of request packets go beyond
  * the last ACK (wire_cc.c), and AckReq is set on each message's last
- * packet, every 16 packets and the packet that fills the window.
+ * packet, at least every half window (at most 16 packets apart) and on
+ * the packet that fills the window.
  * Recovery is go-back-N: a sequence NAK, an RNR NAK (after the RNR timer)
  * or the local ACK timeout restarts transmission at the PSN concerned,
  * within the WQE that holds it.  Completions are in SQ order.

@@ -182,6 +182,14 @@ VISIBLE_IF_KUNIT u32 urdma_req_in_flight(struct urdma_qp *qp, u32 psn)
 }
 EXPORT_SYMBOL_IF_KUNIT(urdma_req_in_flight);
 
+/* AckReq goes on at least every this many packets. */
+static u32 urdma_req_ackreq_every(const struct urdma_qp *qp)
+{
+	if (!urdma_is_rc(qp))
+		return URDMA_ACKREQ_EVERY;
+	return clamp_t(u32, qp->wire->cc.cwnd / 2, 1, URDMA_ACKREQ_EVERY);
+}
+
 /*
  * SEND or WRITE: the next packet of the message at w->req.off, its data
  * gathered again from the WQE's copy.  *@built: a packet is in @tx;
@@ -215,8 +223,14 @@ static u8 urdma_req_data_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 		return IB_WC_LOC_QP_OP_ERR;
 	*last = w->req.off + pay >= f->len;
 	opcode = urdma_req_opcode(wqe->opcode, first, *last);
-	/* Also the packet that fills the window: its ACK opens it again. */
-	ackreq = *last || ++w->req.since_ackreq >= URDMA_ACKREQ_EVERY ||
+	/*
+	 * Also the packet that fills the window: its ACK opens it again.
+	 * And at least every half window: a cut to half (a CNP) while
+	 * packets are in flight closes the window before its fill, and
+	 * then the ACK of a packet at most half a window back opens it.
+	 */
+	ackreq = *last ||
+		 ++w->req.since_ackreq >= urdma_req_ackreq_every(qp) ||
 		 (urdma_is_rc(qp) &&
 		  urdma_psn_diff(psn, w->comp.acked) >= (s32)w->cc.cwnd &&
 		  urdma_req_in_flight(qp, psn) >= w->cc.cwnd);
@@ -639,7 +653,14 @@ static int urdma_req_send(struct urdma_engine *eng, struct urdma_qp *qp,
 			if (!urdma_engine_charge(eng, 0) ||
 			    !urdma_req_start(eng, qp))
 				break;
-			if (was_idle)
+			/*
+			 * A READ or an atomic puts the timer on the
+			 * responder's pace from its start, not from the last
+			 * progress before it (urdma_req_arm()).
+			 */
+			f = urdma_slot(w, w->req.next - 1);
+			if (was_idle ||
+			    urdma_wop(urdma_slot_wqe(f)->opcode, URDMA_WOP_RES))
 				urdma_req_arm(qp);
 		}
 		f = urdma_slot(w, w->req.cur);
