@@ -239,6 +239,7 @@ static const struct rdma_stat_desc urdma_stat_descs[URDMA_NUM_COUNTERS] = {
 	[URDMA_CNT_ECN_MARKED] = { .name = "ecn_marked" },
 	[URDMA_CNT_CNPS_SENT] = { .name = "cnps_sent" },
 	[URDMA_CNT_CNPS_RCVD] = { .name = "cnps_rcvd" },
+	[URDMA_CNT_PROBES] = { .name = "probes" },
 };
 
 struct rdma_hw_stats *urdma_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -53,6 +53,7 @@ enum urdma_counter {
 	URDMA_CNT_ECN_MARKED,	/* RC packets received marked CE */
 	URDMA_CNT_CNPS_SENT,	/* ... CNPs sent to their senders for them */
 	URDMA_CNT_CNPS_RCVD,	/* requester: CNPs taken from the peer */
+	URDMA_CNT_PROBES,	/* requester: early timeouts that sent a probe */
 	URDMA_NUM_COUNTERS
 };
 

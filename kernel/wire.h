@@ -71,6 +71,8 @@ struct urdma_wire_req {
 	u32 cur;		/* SQ index of the WQE being (re)sent */
 	u32 off;		/* ... bytes of it sent */
 	u32 since_ackreq;
+	bool probe;		/* the packet being built is a probe: AckReq */
+	bool probed;		/* a probe went out since the last progress */
 	ktime_t timeout_at;	/* retransmit if no progress by then */
 	u64 rto;		/* ... the interval that was armed, ns */
 	ktime_t resume_at;	/* RNR NAK, local drop: wait until then */

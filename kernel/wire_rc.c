@@ -13,7 +13,9 @@
  * the packet that fills the window.
  * Recovery is go-back-N: a sequence NAK, an RNR NAK (after the RNR timer)
  * or the local ACK timeout restarts transmission at the PSN concerned,
- * within the WQE that holds it.  Completions are in SQ order.
+ * within the WQE that holds it; an adaptive RTO that runs out first sends
+ * the last packet again as a probe (wire_req.c).  Completions are in SQ
+ * order.
  *
  * Responder.  Packets are taken in PSN order.  An early PSN (a duplicate)
  * is answered again: an ACK, or the READ responses or atomic result from

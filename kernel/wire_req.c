@@ -229,7 +229,7 @@ static u8 urdma_req_data_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 	 * packets are in flight closes the window before its fill, and
 	 * then the ACK of a packet at most half a window back opens it.
 	 */
-	ackreq = *last ||
+	ackreq = *last || w->req.probe ||
 		 ++w->req.since_ackreq >= urdma_req_ackreq_every(qp) ||
 		 (urdma_is_rc(qp) &&
 		  urdma_psn_diff(psn, w->comp.acked) >= (s32)w->cc.cwnd &&
@@ -559,6 +559,7 @@ void urdma_req_progress(struct urdma_qp *qp)
 {
 	qp->wire->comp.retry_left = qp->attr.retry_cnt;
 	qp->wire->cc.backoff = 0;
+	qp->wire->req.probed = false;
 	urdma_req_arm(qp);
 }
 
@@ -578,6 +579,57 @@ static void urdma_req_init(struct urdma_qp *qp)
 	w->comp.rnr_left = qp->attr.rnr_retry;
 	urdma_cc_init(&w->cc);
 	w->req.req_init = true;
+}
+
+/*
+ * The adaptive RTO ran out: send the last packet sent again, asking for an
+ * ACK, instead of going back N at once (a tail loss probe, RFC 8985).  If
+ * the packets before it arrived and only their ACK is late (a responder
+ * host that did not run for a while), the probe is a duplicate and draws
+ * an ACK of them all: the window stays, and nothing else is sent again.
+ * If one was lost, the probe draws the sequence NAK that recovers it.
+ * Only a SEND's or a WRITE's packet is a probe (a READ or an atomic has the
+ * whole ACK timeout anyway).  Return: whether a probe went out.
+ */
+static bool urdma_req_probe(struct urdma_engine *eng, struct urdma_qp *qp)
+{
+	struct urdma_wire *w = qp->wire;
+	u32 cur = w->req.cur, off = w->req.off, psn = w->req.psn;
+	u32 since = w->req.since_ackreq;
+	u32 last = urdma_psn_add(w->req.psn_max, URDMA_PSN_MASK);
+	bool ok = false, wqe_sent, dropped;
+	struct urdma_inflight *f = NULL;
+	u32 i;
+	u8 op;
+
+	if (!urdma_req_psn_outstanding(w, last))
+		return false;
+	/* The WQE that holds it: a SEND or a WRITE under way. */
+	for (i = qp->sq_cons; i != w->req.next && !f; i++) {
+		struct urdma_inflight *g = urdma_slot(w, i);
+		s32 d = urdma_psn_diff(last, g->first_psn);
+
+		if (!g->done && d >= 0 && d < (s32)g->npsn)
+			f = g;
+	}
+	if (!f)
+		return false;
+	op = urdma_slot_wqe(f)->opcode;
+	if (op >= URDMA_WQE_NUM_OPCODES || urdma_req_builders[op] ||
+	    urdma_wop(op, URDMA_WOP_RES))
+		return false;
+	urdma_req_rewind(qp, last);
+	if (w->req.psn == last && urdma_slot(w, w->req.cur) == f) {
+		w->req.probe = true;
+		ok = !urdma_req_pkt(eng, qp, f, &wqe_sent, &dropped);
+		w->req.probe = false;
+	}
+	/* Back where the requester was: every PSN up to psn_max is out. */
+	w->req.cur = cur;
+	w->req.off = off;
+	w->req.psn = psn;
+	w->req.since_ackreq = since;
+	return ok;
 }
 
 /*
@@ -607,9 +659,20 @@ static bool urdma_req_timers(struct urdma_engine *eng, struct urdma_qp *qp,
 		 */
 		urdma_count(eng, URDMA_CNT_RETRIES);
 		urdma_count(eng, URDMA_CNT_TIMEOUTS);
-		urdma_cc_timeout(&w->cc, w->req.psn_max);
 		if (w->req.rto < urdma_rto_ceil_ns(qp)) {
 			urdma_count(eng, URDMA_CNT_EARLY_TIMEOUTS);
+			/* First a probe, then, if it draws nothing, go back. */
+			if (!w->req.probed && urdma_req_probe(eng, qp)) {
+				urdma_count(eng, URDMA_CNT_PROBES);
+				w->req.probed = true;
+				if (w->cc.backoff < 32)
+					w->cc.backoff++;
+				urdma_req_arm(qp);
+				return true;
+			}
+		}
+		urdma_cc_timeout(&w->cc, w->req.psn_max);
+		if (w->req.rto < urdma_rto_ceil_ns(qp)) {
 		} else if (!urdma_retry_spend(&w->comp.retry_left,
 					      !qp->attr.timeout)) {
 			urdma_req_fail_oldest(qp, IB_WC_RETRY_EXC_ERR);

@@ -102,7 +102,7 @@ class Capture:
     """The RoCEv2 packets an interface sees from @src_ip, IPv4: open it
     before sending what should draw them.  packets() returns each as a
     dict: tos, src, dst, opcode, becn, qpn, psn, payload (after the BTH,
-    without the ICRC), icrc_ok."""
+    without the ICRC), ackreq, icrc_ok."""
 
     def __init__(self, ifname, src_ip):
         self.src = socket.inet_aton(src_ip)
@@ -111,10 +111,11 @@ class Capture:
         self.s.bind((ifname, 0))
         self.s.settimeout(0.05)
 
-    def packets(self, secs=1.0):
+    def packets(self, secs=1.0, count=None):
+        """What came within @secs, or as soon as @count packets came."""
         out = []
         end = time.time() + secs
-        while time.time() < end:
+        while time.time() < end and (count is None or len(out) < count):
             try:
                 f = self.s.recv(65536)
             except socket.timeout:
@@ -132,7 +133,8 @@ class Capture:
                 "tos": ip[1], "src": socket.inet_ntoa(ip[12:16]),
                 "dst": socket.inet_ntoa(ip[16:20]), "opcode": w0 >> 24,
                 "becn": bool(w1 & (1 << 30)), "qpn": w1 & 0xFFFFFF,
-                "psn": w2 & 0xFFFFFF, "payload": ip[40:-4],
+                "psn": w2 & 0xFFFFFF, "ackreq": w2 >> 31,
+                "payload": ip[40:-4],
                 "icrc_ok": icrc(ip[:-4]) == ip[-4:]})
         return out
 

@@ -38,6 +38,7 @@ from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.wr import SGE, SendWR
 import pyverbs.enums as e
 
 DEV, PORT = "urdma0", 1
@@ -106,6 +107,71 @@ def ce_case(qpn, on):
         f"{len(cnps)} CNPs {cnps[:2]}, ACK TOS {[p['tos'] for p in acks][:5]}")
 
 
+def probe_case(gid_index):
+    """The requester's tail loss probe, with this script as the peer: a
+    first SEND (3 packets of 1 KiB) is acknowledged, which times a round
+    trip; a second goes unanswered.  When the adaptive RTO runs out, the
+    QP sends its last packet again, asking for an ACK, and nothing else
+    (not the whole message, as a go-back would); only when that draws
+    nothing either does it go back to the message's first PSN.  An ACK
+    then completes both SENDs."""
+    ctx, pd, cq, qp, mr, _ = live_qp(gid_index, timeout=18, retry_cnt=7)
+    peer_qpn, psn0 = 0x123456, 5000
+    cap = roce.Capture(TX_IF, DST_IP)
+    probes0 = hw("probes")
+
+    def post(wr_id):
+        wr = SendWR(wr_id=wr_id, opcode=e.IBV_WR_SEND, num_sge=1,
+                    sg=[SGE(mr.buf, 3072, mr.lkey)],
+                    send_flags=e.IBV_SEND_SIGNALED)
+        qp.post_send(wr)
+
+    def data(pkts):
+        return [(p["psn"], p["ackreq"]) for p in pkts
+                if p["qpn"] == peer_qpn and p["opcode"] in (0, 1, 2)]
+
+    def ack(psn, msn):
+        send([frame(bth(roce.RC_ACK, qp.qp_num, psn) +
+                    roce.aeth(0x1F, msn))])
+
+    post(1)
+    first = data(cap.packets(2, count=3))
+    ack(psn0 + 2, 1)
+    post(2)
+    # The RTO: a few round trips of this script (one timed); the ACK
+    # timeout: 1.07 s.
+    second = data(cap.packets(1, count=4))
+    later = data(cap.packets(1.0))
+    ack(psn0 + 5, 2)
+    got = {}
+    end = time.time() + 5
+    while len(got) < 2 and time.time() < end:
+        n, wcs = cq.poll(num_entries=2)
+        for wc in wcs[:n]:
+            got[wc.wr_id] = int(wc.status)
+    cap.close()
+    want_first = [(psn0, 0), (psn0 + 1, 0), (psn0 + 2, 1)]
+    want_second = [(psn0 + 3, 0), (psn0 + 4, 0), (psn0 + 5, 1),
+                   (psn0 + 5, 1)]
+    ok = (first == want_first and second[:4] == want_second and
+          hw("probes") - probes0 >= 1 and
+          got == {1: e.IBV_WC_SUCCESS, 2: e.IBV_WC_SUCCESS})
+    tap(ok, "an unanswered message draws a probe of its last packet first",
+        f"first {first}, second {second}, then {later[:6]}, "
+        f"probes +{hw('probes') - probes0}, completions {got}")
+    # The go-back after the probe: the message again, from its first PSN
+    # (as much of it as the window, down to 2 after a timeout, lets out).
+    after = [psn for psn, _ in second[4:] + later]
+    tap(after[:2] == [psn0 + 3, psn0 + 4],
+        "a probe that draws nothing is followed by a go-back",
+        f"after the probe {second[4:8]} {later[:4]}")
+    qp.close()
+    mr.close()
+    cq.close()
+    pd.close()
+    ctx.close()
+
+
 def frame(transport, good_icrc=True, udp_len_delta=0):
     return LINK.frame(transport, good_icrc, udp_len_delta)
 
@@ -135,7 +201,7 @@ def case(name, frames, expect):
         f"deltas {d}")
 
 
-def live_qp(gid_index):
+def live_qp(gid_index, timeout=10, retry_cnt=1):
     """An RC QP on urdma0 whose peer (10.77.0.99) is on the wire."""
     ctx = Context(name=DEV)
     pd = PD(ctx)
@@ -161,8 +227,8 @@ def live_qp(gid_index):
     attr.min_rnr_timer = 1
     attr.rq_psn = 1000
     attr.sq_psn = 5000
-    attr.timeout = 10
-    attr.retry_cnt = 1
+    attr.timeout = timeout
+    attr.retry_cnt = retry_cnt
     attr.rnr_retry = 1
     qp.to_rts(attr)
     return ctx, pd, cq, qp, mr, attr
@@ -249,6 +315,7 @@ def main():
     case("CNPs of another length",
          [frame(bth(roce.CNP, qpn, 0) + b"\0" * n)
           for n in (0, 4, 12, 20, 32) * 4], {"rx_drops": 20})
+    probe_case(gid_index)
     try:
         ce_case(qpn, True)
         ce_case(qpn, False)

@@ -63,7 +63,7 @@ twohost_ready
 counter() {
 	cat "/sys/class/infiniband/$DEV/ports/1/hw_counters/$1" 2>/dev/null || echo 0
 }
-COUNTERS=(retries seq_naks_rcvd timeouts early_timeouts read_gaps cwnd_cuts rtt_samples rtt_us seq_naks_sent dup_reqs ecn_marked cnps_sent cnps_rcvd tx_errs rx_drops tx_pkts rx_pkts)
+COUNTERS=(retries seq_naks_rcvd timeouts early_timeouts probes read_gaps cwnd_cuts rtt_samples rtt_us seq_naks_sent dup_reqs ecn_marked cnps_sent cnps_rcvd tx_errs rx_drops tx_pkts rx_pkts)
 counters() {
 	local c
 	for c in "${COUNTERS[@]}"; do printf '%s=%s ' "$c" "$(counter "$c")"; done
