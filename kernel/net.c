@@ -449,7 +449,12 @@ int urdma_pkt_xmit(struct urdma_dev *udev, const struct urdma_av *av,
 	struct udphdr *udp;
 	int ret;
 
-	/* ECT(0), unless the traffic class chose its own ECN bits. */
+	/*
+	 * ECT(0), unless the traffic class chose its own ECN bits; never CE,
+	 * which only the network sets.
+	 */
+	if (INET_ECN_is_ce(tclass))
+		tclass &= ~INET_ECN_MASK;
 	if (tx->ect && INET_ECN_is_not_ect(tclass))
 		tclass |= INET_ECN_ECT_0;
 	dst = ipv6 ? urdma_route6(net, udev->ndev, av) :

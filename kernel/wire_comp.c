@@ -340,13 +340,18 @@ static void urdma_req_ack(struct urdma_engine *eng, struct urdma_qp *qp,
  * @qp: an RC QP on the wire
  *
  * The window is halved, once per episode, as for a drop by the local
- * queue; nothing was lost, so nothing is sent again.
+ * queue; nothing was lost, so nothing is sent again.  Not with ECN off,
+ * nor with nothing in flight: then there is nothing the notice can be
+ * about.
  */
 void urdma_req_cnp(struct urdma_engine *eng, struct urdma_qp *qp)
 {
 	struct urdma_wire *w = qp->wire;
 
-	if (w->req.req_init && urdma_cc_congestion(&w->cc, w->req.psn_max))
+	if (!urdma_wire_ecn() || !w->req.req_init ||
+	    !urdma_req_psn_outstanding(w, urdma_psn_add(w->comp.acked, 1)))
+		return;
+	if (urdma_cc_congestion(&w->cc, w->req.psn_max))
 		urdma_count(eng, URDMA_CNT_CWND_CUTS);
 }
 

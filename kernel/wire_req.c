@@ -182,6 +182,22 @@ VISIBLE_IF_KUNIT u32 urdma_req_in_flight(struct urdma_qp *qp, u32 psn)
 }
 EXPORT_SYMBOL_IF_KUNIT(urdma_req_in_flight);
 
+/*
+ * What the congestion window holds with the packet at @psn sent: exactly
+ * (urdma_req_in_flight()) where it matters, at or past the window's size.
+ * Below it, the PSN distance from the last ACK, a bound of the count that
+ * costs no walk of the window.
+ */
+static u32 urdma_req_window_fill(struct urdma_qp *qp, u32 psn)
+{
+	struct urdma_wire *w = qp->wire;
+	s32 d = urdma_psn_diff(psn, w->comp.acked);
+
+	if (d < (s32)w->cc.cwnd)
+		return max(d, 0);
+	return urdma_req_in_flight(qp, psn);
+}
+
 /* AckReq goes on at least every this many packets. */
 static u32 urdma_req_ackreq_every(const struct urdma_qp *qp)
 {
@@ -231,9 +247,7 @@ static u8 urdma_req_data_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 	 */
 	ackreq = *last || w->req.probe ||
 		 ++w->req.since_ackreq >= urdma_req_ackreq_every(qp) ||
-		 (urdma_is_rc(qp) &&
-		  urdma_psn_diff(psn, w->comp.acked) >= (s32)w->cc.cwnd &&
-		  urdma_req_in_flight(qp, psn) >= w->cc.cwnd);
+		 (urdma_is_rc(qp) && urdma_req_window_fill(qp, psn) >= w->cc.cwnd);
 	if (ackreq)
 		w->req.since_ackreq = 0;
 	if (urdma_wire_pkt(qp, opcode, psn, pay, ackreq,
@@ -597,7 +611,7 @@ static bool urdma_req_probe(struct urdma_engine *eng, struct urdma_qp *qp)
 	u32 cur = w->req.cur, off = w->req.off, psn = w->req.psn;
 	u32 since = w->req.since_ackreq;
 	u32 last = urdma_psn_add(w->req.psn_max, URDMA_PSN_MASK);
-	bool ok = false, wqe_sent, dropped;
+	bool ok = false, wqe_sent, dropped = false;
 	struct urdma_inflight *f = NULL;
 	u32 i;
 	u8 op;
@@ -615,13 +629,14 @@ static bool urdma_req_probe(struct urdma_engine *eng, struct urdma_qp *qp)
 	if (!f)
 		return false;
 	op = urdma_slot_wqe(f)->opcode;
-	if (op >= URDMA_WQE_NUM_OPCODES || urdma_req_builders[op] ||
-	    urdma_wop(op, URDMA_WOP_RES))
+	if (op >= URDMA_WQE_NUM_OPCODES || urdma_req_builders[op])
 		return false;
 	urdma_req_rewind(qp, last);
 	if (w->req.psn == last && urdma_slot(w, w->req.cur) == f) {
 		w->req.probe = true;
-		ok = !urdma_req_pkt(eng, qp, f, &wqe_sent, &dropped);
+		/* Sent: built, and not dropped by the local queue. */
+		ok = !urdma_req_pkt(eng, qp, f, &wqe_sent, &dropped) &&
+		     w->req.psn != last;
 		w->req.probe = false;
 	}
 	/* Back where the requester was: every PSN up to psn_max is out. */
@@ -657,24 +672,24 @@ static bool urdma_req_timers(struct urdma_engine *eng, struct urdma_qp *qp,
 		 * whole local ACK timeout spends a retry: an adaptive RTO
 		 * resends sooner, but the QP fails no sooner than IBTA says.
 		 */
+		bool early = w->req.rto < urdma_rto_ceil_ns(qp);
+
 		urdma_count(eng, URDMA_CNT_RETRIES);
 		urdma_count(eng, URDMA_CNT_TIMEOUTS);
-		if (w->req.rto < urdma_rto_ceil_ns(qp)) {
+		if (early)
 			urdma_count(eng, URDMA_CNT_EARLY_TIMEOUTS);
-			/* First a probe, then, if it draws nothing, go back. */
-			if (!w->req.probed && urdma_req_probe(eng, qp)) {
-				urdma_count(eng, URDMA_CNT_PROBES);
-				w->req.probed = true;
-				if (w->cc.backoff < 32)
-					w->cc.backoff++;
-				urdma_req_arm(qp);
-				return true;
-			}
+		/* First a probe, then, if it draws nothing, go back. */
+		if (early && !w->req.probed && urdma_req_probe(eng, qp)) {
+			urdma_count(eng, URDMA_CNT_PROBES);
+			w->req.probed = true;
+			if (w->cc.backoff < 32)
+				w->cc.backoff++;
+			urdma_req_arm(qp);
+			return true;
 		}
 		urdma_cc_timeout(&w->cc, w->req.psn_max);
-		if (w->req.rto < urdma_rto_ceil_ns(qp)) {
-		} else if (!urdma_retry_spend(&w->comp.retry_left,
-					      !qp->attr.timeout)) {
+		if (!early && !urdma_retry_spend(&w->comp.retry_left,
+						 !qp->attr.timeout)) {
 			urdma_req_fail_oldest(qp, IB_WC_RETRY_EXC_ERR);
 			return false;
 		}
@@ -684,15 +699,20 @@ static bool urdma_req_timers(struct urdma_engine *eng, struct urdma_qp *qp,
 	return true;
 }
 
+/* Whether the WQE started last is a READ, an atomic or the like. */
+static bool urdma_req_started_res(struct urdma_qp *qp)
+{
+	struct urdma_wire *w = qp->wire;
+	u8 op = urdma_slot_wqe(urdma_slot(w, w->req.next - 1))->opcode;
+
+	return urdma_wop(op, URDMA_WOP_RES);
+}
+
 /* Whether the packet at w->req.psn fits the congestion window. */
 static bool urdma_req_window_open(struct urdma_qp *qp)
 {
-	struct urdma_wire *w = qp->wire;
-
-	/* The count costs a walk of the window: only near its edge. */
 	return !urdma_is_rc(qp) ||
-	       urdma_psn_diff(w->req.psn, w->comp.acked) <= (s32)w->cc.cwnd ||
-	       urdma_req_in_flight(qp, w->req.psn) <= w->cc.cwnd;
+	       urdma_req_window_fill(qp, qp->wire->req.psn) <= qp->wire->cc.cwnd;
 }
 
 /*
@@ -719,11 +739,13 @@ static int urdma_req_send(struct urdma_engine *eng, struct urdma_qp *qp,
 			/*
 			 * A READ or an atomic puts the timer on the
 			 * responder's pace from its start, not from the last
-			 * progress before it (urdma_req_arm()).
+			 * progress before it (urdma_req_arm()); once, so
+			 * that new READs do not hold off the timeout of a
+			 * dead path.
 			 */
-			f = urdma_slot(w, w->req.next - 1);
 			if (was_idle ||
-			    urdma_wop(urdma_slot_wqe(f)->opcode, URDMA_WOP_RES))
+			    (urdma_req_started_res(qp) &&
+			     w->req.rto < urdma_rto_ceil_ns(qp)))
 				urdma_req_arm(qp);
 		}
 		f = urdma_slot(w, w->req.cur);
