@@ -474,8 +474,9 @@ static bool urdma_req_start(struct urdma_engine *eng, struct urdma_qp *qp)
 	return true;
 }
 
-/* Go back to @psn (go-back-N): the WQE holding it is sent again from there. */
-void urdma_req_rewind(struct urdma_qp *qp, u32 psn)
+/* The in-flight WQE whose PSNs hold @psn, its SQ index in *@idx; or NULL. */
+static struct urdma_inflight *urdma_req_holder(struct urdma_qp *qp, u32 psn,
+					       u32 *idx)
 {
 	struct urdma_wire *w = qp->wire;
 	u32 i;
@@ -484,20 +485,34 @@ void urdma_req_rewind(struct urdma_qp *qp, u32 psn)
 		struct urdma_inflight *f = urdma_slot(w, i);
 		s32 d = urdma_psn_diff(psn, f->first_psn);
 
-		if (f->done && !f->npsn)
-			continue;
 		if (d >= 0 && d < (s32)f->npsn) {
-			w->req.cur = i;
-			w->req.off = d * f->mtu;
-			if (urdma_slot_wqe(f)->opcode == URDMA_WQE_RDMA_READ)
-				f->got = d;
-			w->req.psn = psn;
-			w->req.since_ackreq = 0;
-			/* Its ACK could answer either sending: no RTT sample. */
-			w->cc.timing = false;
-			return;
+			*idx = i;
+			return f;
 		}
 	}
+	return NULL;
+}
+
+/* Go back to @psn (go-back-N): the WQE holding it is sent again from there. */
+void urdma_req_rewind(struct urdma_qp *qp, u32 psn)
+{
+	struct urdma_wire *w = qp->wire;
+	struct urdma_inflight *f;
+	u32 i;
+	s32 d;
+
+	f = urdma_req_holder(qp, psn, &i);
+	if (!f)
+		return;
+	d = urdma_psn_diff(psn, f->first_psn);
+	w->req.cur = i;
+	w->req.off = d * f->mtu;
+	if (urdma_slot_wqe(f)->opcode == URDMA_WQE_RDMA_READ)
+		f->got = d;
+	w->req.psn = psn;
+	w->req.since_ackreq = 0;
+	/* Its ACK could answer either sending: no RTT sample. */
+	w->cc.timing = false;
 }
 EXPORT_SYMBOL_IF_KUNIT(urdma_req_rewind);
 
@@ -611,34 +626,26 @@ static bool urdma_req_probe(struct urdma_engine *eng, struct urdma_qp *qp)
 	u32 cur = w->req.cur, off = w->req.off, psn = w->req.psn;
 	u32 since = w->req.since_ackreq;
 	u32 last = urdma_psn_add(w->req.psn_max, URDMA_PSN_MASK);
-	bool ok = false, wqe_sent, dropped = false;
-	struct urdma_inflight *f = NULL;
+	bool ok, wqe_sent, dropped = false;
+	struct urdma_inflight *f;
 	u32 i;
 	u8 op;
 
 	if (!urdma_req_psn_outstanding(w, last))
 		return false;
 	/* The WQE that holds it: a SEND or a WRITE under way. */
-	for (i = qp->sq_cons; i != w->req.next && !f; i++) {
-		struct urdma_inflight *g = urdma_slot(w, i);
-		s32 d = urdma_psn_diff(last, g->first_psn);
-
-		if (!g->done && d >= 0 && d < (s32)g->npsn)
-			f = g;
-	}
-	if (!f)
+	f = urdma_req_holder(qp, last, &i);
+	if (!f || f->done)
 		return false;
 	op = urdma_slot_wqe(f)->opcode;
 	if (op >= URDMA_WQE_NUM_OPCODES || urdma_req_builders[op])
 		return false;
 	urdma_req_rewind(qp, last);
-	if (w->req.psn == last && urdma_slot(w, w->req.cur) == f) {
-		w->req.probe = true;
-		/* Sent: built, and not dropped by the local queue. */
-		ok = !urdma_req_pkt(eng, qp, f, &wqe_sent, &dropped) &&
-		     w->req.psn != last;
-		w->req.probe = false;
-	}
+	w->req.probe = true;
+	/* Sent: built, and not dropped by the local queue. */
+	ok = !urdma_req_pkt(eng, qp, f, &wqe_sent, &dropped) &&
+	     w->req.psn != last;
+	w->req.probe = false;
 	/* Back where the requester was: every PSN up to psn_max is out. */
 	w->req.cur = cur;
 	w->req.off = off;
