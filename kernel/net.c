@@ -428,6 +428,22 @@ static struct dst_entry *urdma_route6(struct net *net, struct net_device *ndev,
 	return dst;
 }
 
+/*
+ * The packet's traffic class: the path's, with ECT(0) for an ECN-capable
+ * packet unless the path's chose its own ECN bits; never CE, which only
+ * the network sets.
+ */
+static u8 urdma_tx_tclass(const struct urdma_av *av, const struct urdma_tx *tx)
+{
+	u8 tclass = av->traffic_class;
+
+	if (INET_ECN_is_ce(tclass))
+		tclass &= ~INET_ECN_MASK;
+	if (tx->ect && INET_ECN_is_not_ect(tclass))
+		tclass |= INET_ECN_ECT_0;
+	return tclass;
+}
+
 /**
  * urdma_pkt_xmit - add UDP and IP headers and the ICRC, and send
  * @udev: the sending device
@@ -444,19 +460,11 @@ int urdma_pkt_xmit(struct urdma_dev *udev, const struct urdma_av *av,
 	struct net *net = dev_net(udev->ndev);
 	bool ipv6 = av->net_type == RDMA_NETWORK_IPV6;
 	unsigned int tlen = skb->len;
-	u8 tclass = av->traffic_class;
+	u8 tclass = urdma_tx_tclass(av, tx);
 	struct dst_entry *dst;
 	struct udphdr *udp;
 	int ret;
 
-	/*
-	 * ECT(0), unless the traffic class chose its own ECN bits; never CE,
-	 * which only the network sets.
-	 */
-	if (INET_ECN_is_ce(tclass))
-		tclass &= ~INET_ECN_MASK;
-	if (tx->ect && INET_ECN_is_not_ect(tclass))
-		tclass |= INET_ECN_ECT_0;
 	dst = ipv6 ? urdma_route6(net, udev->ndev, av) :
 		     urdma_route4(net, udev->ndev, av);
 	if (!dst) {

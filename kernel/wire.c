@@ -216,6 +216,17 @@ static bool urdma_pkt_from_peer(const struct urdma_qp *qp,
 }
 
 /*
+ * Whether @qp takes a connection's packet @pkt: it is on the wire, of the
+ * transport @rc says, and @pkt comes from its peer.
+ */
+static bool urdma_rx_peer_ok(const struct urdma_qp *qp,
+			     const struct urdma_pkt *pkt, bool rc)
+{
+	return READ_ONCE(qp->use_wire) && rc == urdma_is_rc(qp) &&
+	       urdma_pkt_from_peer(qp, pkt);
+}
+
+/*
  * A packet of @qp's peer came marked CE: tell the peer, unless a CNP went
  * out less than URDMA_CNP_GAP_NS ago.
  */
@@ -254,8 +265,7 @@ static void urdma_rx_ce(struct urdma_engine *eng, struct urdma_qp *qp)
 static bool urdma_rx_cnp(struct urdma_engine *eng, struct urdma_qp *qp,
 			 const struct urdma_pkt *pkt)
 {
-	if (!READ_ONCE(qp->use_wire) || !urdma_is_rc(qp) ||
-	    pkt->paylen != URDMA_CNP_PAYLOAD || !urdma_pkt_from_peer(qp, pkt))
+	if (pkt->paylen != URDMA_CNP_PAYLOAD || !urdma_rx_peer_ok(qp, pkt, true))
 		return false;
 	urdma_count(eng, URDMA_CNT_CNPS_RCVD);
 	urdma_req_cnp(eng, qp);
@@ -277,8 +287,7 @@ static bool urdma_rx_conn(struct urdma_engine *eng, struct urdma_qp *qp,
 {
 	bool rc_pkt = (pkt->opcode & 0xe0) == URDMA_TR_RC;
 
-	if (!READ_ONCE(qp->use_wire) || rc_pkt != urdma_is_rc(qp) ||
-	    (pkt->flags & URDMA_PF_DETH) || !urdma_pkt_from_peer(qp, pkt))
+	if ((pkt->flags & URDMA_PF_DETH) || !urdma_rx_peer_ok(qp, pkt, rc_pkt))
 		return false;
 	if (pkt->ce && rc_pkt)
 		urdma_rx_ce(eng, qp);
