@@ -58,8 +58,7 @@ def tap(ok, name, *diag):
 
 
 def counters():
-    base = f"/sys/class/infiniband/{DEV}/ports/{PORT}/hw_counters/"
-    return {c: int(open(base + c).read()) for c in COUNTERS}
+    return {c: hw(c) for c in COUNTERS}
 
 
 def hw(name):
@@ -83,7 +82,8 @@ def ce_case(qpn, on):
     set_ecn(on)
     cap = roce.Capture(TX_IF, DST_IP)
     marked0, sent0 = hw("ecn_marked"), hw("cnps_sent")
-    send([LINK.frame(bth(0x04, qpn, 999) + b"c" * 8, tos=roce.ECN_CE)
+    send([LINK.frame(bth(roce.RC_SEND_ONLY, qpn, 999) + b"c" * 8,
+                     tos=roce.ECN_CE)
           for _ in range(10)])
     pkts = cap.packets(1.5)
     cap.close()

@@ -339,25 +339,59 @@ static long json_num(const char *s, const char *key)
 	return p ? strtol(p + strlen(k), NULL, 10) : -1;
 }
 
-static int read_counts(struct res_counts *c)
+/*
+ * The output of `rdma -j resource show ARGS` in *@out (malloc'd, NUL
+ * terminated).  Return: 0, -ENOENT if the tool failed, or -errno.
+ */
+static int rdma_res_json(const char *args, char **out)
 {
-	char cmd[256], buf[4096];
-	size_t n;
+	char cmd[256], *buf, *p;
+	size_t n = 0, cap = 4096;
 	FILE *f;
+	int ret;
 
 	snprintf(cmd, sizeof(cmd), "rdma -j resource show %s 2>/dev/null",
-		 want_ibdev());
+		 args);
+	buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
 	f = popen(cmd, "r");
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
+	if (!f) {
+		ret = -errno;
+		free(buf);
+		return ret;
+	}
+	for (;;) {
+		n += fread(buf + n, 1, cap - 1 - n, f);
+		if (n < cap - 1)
+			break;
+		p = realloc(buf, cap * 2);
+		if (!p)
+			break;
+		buf = p;
+		cap *= 2;
+	}
 	buf[n] = 0;
-	if (pclose(f))
+	if (pclose(f)) {
+		free(buf);
 		return -ENOENT;
+	}
+	*out = buf;
+	return 0;
+}
+
+static int read_counts(struct res_counts *c)
+{
+	char *buf;
+	int ret = rdma_res_json(want_ibdev(), &buf);
+
+	if (ret)
+		return ret;
 	c->pd = json_num(buf, "pd");
 	c->cq = json_num(buf, "cq");
 	c->qp = json_num(buf, "qp");
 	c->srq = json_num(buf, "srq");
+	free(buf);
 	return c->pd < 0 || c->cq < 0 || c->qp < 0 ? -ENOENT : 0;
 }
 
@@ -455,36 +489,12 @@ static bool abi_shared(void)
  */
 static int own_pds(void)
 {
-	char cmd[256], key[32], *buf, *p;
-	size_t n = 0, cap = 1 << 16;
+	char args[128], key[32], *buf, *p;
 	int count = 0;
-	FILE *f;
 
-	snprintf(cmd, sizeof(cmd),
-		 "rdma -j resource show pd dev %s 2>/dev/null", want_ibdev());
-	buf = malloc(cap);
-	f = buf ? popen(cmd, "r") : NULL;
-	if (!f) {
-		free(buf);
+	snprintf(args, sizeof(args), "pd dev %s", want_ibdev());
+	if (rdma_res_json(args, &buf))
 		return -1;
-	}
-	for (;;) {
-		size_t r = fread(buf + n, 1, cap - 1 - n, f);
-
-		n += r;
-		if (n < cap - 1)
-			break;
-		p = realloc(buf, cap * 2);
-		if (!p)
-			break;
-		buf = p;
-		cap *= 2;
-	}
-	buf[n] = 0;
-	if (pclose(f)) {
-		free(buf);
-		return -1;
-	}
 	snprintf(key, sizeof(key), "\"pid\":%d", (int)getpid());
 	for (p = buf; (p = strstr(p, key)); ) {
 		p += strlen(key);
