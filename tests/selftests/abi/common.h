@@ -16,11 +16,14 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/netlink.h>
 #include <rdma/ib_user_verbs.h>
+#include <rdma/rdma_netlink.h>
 #include <rdma/urdma-abi.h>
 
 #include "kselftest_harness.h"
@@ -329,16 +332,6 @@ struct res_counts {
 	long pd, cq, qp, srq;
 };
 
-static long json_num(const char *s, const char *key)
-{
-	char k[32];
-	const char *p;
-
-	snprintf(k, sizeof(k), "\"%s\":", key);
-	p = strstr(s, k);
-	return p ? strtol(p + strlen(k), NULL, 10) : -1;
-}
-
 /*
  * The output of `rdma -j resource show ARGS` in *@out (malloc'd, NUL
  * terminated).  Return: 0, -ENOENT if the tool failed, or -errno.
@@ -380,19 +373,117 @@ static int rdma_res_json(const char *args, char **out)
 	return 0;
 }
 
+/* Attribute @type among the @len bytes of attributes at @a, or NULL. */
+static struct nlattr *nla_find(void *a, int len, int type)
+{
+	struct nlattr *n = a;
+
+	while (len >= (int)NLA_HDRLEN && n->nla_len >= NLA_HDRLEN &&
+	       n->nla_len <= len) {
+		if ((n->nla_type & NLA_TYPE_MASK) == type)
+			return n;
+		len -= NLA_ALIGN(n->nla_len);
+		n = (struct nlattr *)((char *)n + NLA_ALIGN(n->nla_len));
+	}
+	return NULL;
+}
+
+#define NLA_DATA(n)	((char *)(n) + NLA_HDRLEN)
+#define NLA_LEN(n)	((int)(n)->nla_len - NLA_HDRLEN)
+
+/* One device's RES_GET reply: its summary counts into @c. */
+static void res_summary(void *attrs, int len, struct res_counts *c)
+{
+	struct nlattr *sum, *e, *name, *curr;
+	int left;
+
+	sum = nla_find(attrs, len, RDMA_NLDEV_ATTR_RES_SUMMARY);
+	if (!sum)
+		return;
+	e = (struct nlattr *)NLA_DATA(sum);
+	for (left = NLA_LEN(sum); left >= (int)NLA_HDRLEN &&
+	     e->nla_len >= NLA_HDRLEN && e->nla_len <= left;
+	     left -= NLA_ALIGN(e->nla_len),
+	     e = (struct nlattr *)((char *)e + NLA_ALIGN(e->nla_len))) {
+		long v;
+
+		name = nla_find(NLA_DATA(e), NLA_LEN(e),
+				RDMA_NLDEV_ATTR_RES_SUMMARY_ENTRY_NAME);
+		curr = nla_find(NLA_DATA(e), NLA_LEN(e),
+				RDMA_NLDEV_ATTR_RES_SUMMARY_ENTRY_CURR);
+		if (!name || !curr || NLA_LEN(curr) != 8)
+			continue;
+		v = (long)*(uint64_t *)NLA_DATA(curr);
+		if (!strcmp(NLA_DATA(name), "pd"))
+			c->pd = v;
+		else if (!strcmp(NLA_DATA(name), "cq"))
+			c->cq = v;
+		else if (!strcmp(NLA_DATA(name), "qp"))
+			c->qp = v;
+		else if (!strcmp(NLA_DATA(name), "srq"))
+			c->srq = v;
+	}
+}
+
+/*
+ * The device's counts, as `rdma resource show` prints them, read from the
+ * same netlink dump (RDMA_NLDEV_CMD_RES_GET) without running the tool: a
+ * process start costs a second on the debug kernel under TCG, and every
+ * fixture reads the counts.
+ */
 static int read_counts(struct res_counts *c)
 {
-	char *buf;
-	int ret = rdma_res_json(want_ibdev(), &buf);
+	struct {
+		struct nlmsghdr h;
+	} req = {
+		.h.nlmsg_len = sizeof(req),
+		.h.nlmsg_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV,
+						 RDMA_NLDEV_CMD_RES_GET),
+		.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+		.h.nlmsg_seq = 1,
+	};
+	static char buf[65536] __attribute__((aligned(NLMSG_ALIGNTO)));
+	bool done = false, found = false;
+	int fd, ret = 0;
 
+	c->pd = c->cq = c->qp = c->srq = -1;
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_RDMA);
+	if (fd < 0)
+		return -errno;
+	if (send(fd, &req, sizeof(req), 0) != sizeof(req))
+		ret = -errno;
+	while (!ret && !done) {
+		struct nlmsghdr *h = (struct nlmsghdr *)buf;
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+
+		if (n <= 0) {
+			ret = n ? -errno : -EIO;
+			break;
+		}
+		for (; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
+			void *a = NLMSG_DATA(h);
+			int len = (int)NLMSG_PAYLOAD(h, 0);
+			struct nlattr *name;
+
+			if (h->nlmsg_type == NLMSG_DONE) {
+				done = true;
+				break;
+			}
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				ret = -EIO;
+				break;
+			}
+			name = nla_find(a, len, RDMA_NLDEV_ATTR_DEV_NAME);
+			if (!name || strcmp(NLA_DATA(name), want_ibdev()))
+				continue;
+			res_summary(a, len, c);
+			found = true;
+		}
+	}
+	close(fd);
 	if (ret)
 		return ret;
-	c->pd = json_num(buf, "pd");
-	c->cq = json_num(buf, "cq");
-	c->qp = json_num(buf, "qp");
-	c->srq = json_num(buf, "srq");
-	free(buf);
-	return c->pd < 0 || c->cq < 0 || c->qp < 0 ? -ENOENT : 0;
+	return !found || c->pd < 0 || c->cq < 0 || c->qp < 0 ? -ENOENT : 0;
 }
 
 /*
@@ -489,7 +580,7 @@ static bool abi_shared(void)
  */
 static int own_pds(void)
 {
-	char args[128], key[32], *buf, *p;
+	char args[128], key[32], *buf = NULL, *p;
 	int count = 0;
 
 	snprintf(args, sizeof(args), "pd dev %s", want_ibdev());

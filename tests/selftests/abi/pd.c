@@ -42,6 +42,43 @@ TEST_F(ctx, own_pds_seen)
 	ASSERT_EQ(0, own_pds());
 }
 
+/*
+ * The fixtures' object counts come from netlink, not from the rdma tool:
+ * they must be there (or every ASSERT_LIVE would be silent), agree with
+ * what `rdma resource show` prints, and follow this context's PDs.
+ */
+TEST_F(ctx, res_counts_read)
+{
+	struct res_counts a, b;
+	uint32_t h[3];
+	char *json, *p;
+	int i;
+
+	ASSERT_RET(0, read_counts(&a));
+	ASSERT_LE(0, a.srq);
+	for (i = 0; i < 3; i++)
+		ASSERT_RET(0, do_alloc_pd(self->fd, &h[i], NULL));
+	ASSERT_RET(0, read_counts(&b));
+	if (abi_shared()) {
+		ASSERT_LE(3, b.pd);
+	} else {
+		ASSERT_EQ(a.pd + 3, b.pd);
+		ASSERT_EQ(a.cq, b.cq);
+		ASSERT_EQ(a.qp, b.qp);
+		if (!rdma_res_json(want_ibdev(), &json)) {
+			p = strstr(json, "\"pd\":");
+			ASSERT_NE(NULL, p) TH_LOG("%s", json);
+			EXPECT_EQ(b.pd, strtol(p + 5, NULL, 10)) TH_LOG("%s", json);
+			free(json);
+		}
+	}
+	for (i = 0; i < 3; i++)
+		ASSERT_RET(0, dealloc_pd(self->fd, h[i]));
+	ASSERT_RET(0, read_counts(&b));
+	if (!abi_shared())
+		ASSERT_EQ(a.pd, b.pd);
+}
+
 TEST_F(ctx, alloc_pd_unique)
 {
 	enum { N = 256 };
