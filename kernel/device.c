@@ -323,6 +323,7 @@ static const struct ib_device_ops urdma_dev_ops = {
 	.destroy_qp = urdma_destroy_qp,
 	.destroy_srq = urdma_destroy_srq,
 	.detach_mcast = urdma_detach_mcast,
+	.disassociate_ucontext = urdma_disassociate_ucontext,
 	.enable_driver = urdma_enable_driver,
 	.fill_res_mr_entry = urdma_fill_res_mr_entry,
 	.get_dev_fw_str = urdma_get_dev_fw_str,

@@ -480,6 +480,7 @@ int urdma_udata_put_resp(struct ib_udata *udata, void *resp,
 /* verbs_ctx.c */
 int urdma_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata);
 void urdma_dealloc_ucontext(struct ib_ucontext *ibuctx);
+void urdma_disassociate_ucontext(struct ib_ucontext *ibuctx);
 int urdma_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int urdma_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 

@@ -68,6 +68,21 @@ void urdma_dealloc_ucontext(struct ib_ucontext *ibuctx)
 	mutex_destroy(&uctx->mem_lock);
 }
 
+/*
+ * The device goes away while the context is open (rdma link delete, the
+ * netdev unregistering, module unload), or moves to another network
+ * namespace (rdma dev set ... netns, which the core allows only to
+ * drivers that can be disassociated).  The core has destroyed every
+ * object of the context by now, and the engine reaches a process's memory
+ * only through those objects, so nothing is left to stop.  The state page
+ * stays mapped, read-only: vm_insert_page() holds a reference, so the page
+ * outlives the device if need be.  The process sees IBV_EVENT_DEVICE_FATAL
+ * and EIO from every later command.
+ */
+void urdma_disassociate_ucontext(struct ib_ucontext *ibuctx)
+{
+}
+
 /* Map the engine state page, read-only; the only mmap urdma offers. */
 int urdma_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma)
 {
