@@ -1,0 +1,179 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# A device that goes away, or moves, under its users; RDMA network
+# namespaces in exclusive mode.
+#  - rdma link delete while ib_write_bw runs on the device and a process
+#    waits for its async events: the delete completes, the waiting process
+#    gets IBV_EVENT_DEVICE_FATAL, nothing is left.
+#  - rmmod urdma while a process holds a context: the module unloads (the
+#    core disassociates the context instead of pinning the module).
+#  - rdma system set netns exclusive; a device moved with "rdma dev set
+#    DEV netns NS" while a context is open on it; rdma_cm (rping) between
+#    that namespace and this one over a veth pair; the namespace deleted
+#    with the device in it; shared mode restored.
+. "$(dirname "$0")/lib.sh"
+
+LOGS=${URDMA_RESULTS:-/tmp}/netns
+mkdir -p "$LOGS"
+
+cleanup() {
+	local p
+	for p in $(jobs -p); do kill "$p" 2>/dev/null; done
+	rdma link delete urdma_d0 2>/dev/null
+	rdma link delete urdma_d1 2>/dev/null
+	rdma link delete urdma_x0 2>/dev/null
+	ip netns del rx 2>/dev/null
+	ip netns del dl 2>/dev/null
+	ip link del vd0 2>/dev/null
+	ip link del vx0 2>/dev/null
+	wait_for 10 bash -c '[ -z "$(ip netns list)" ]'
+	rdma system set netns shared 2>/dev/null
+}
+trap cleanup EXIT
+
+# asyncwatch DEV LOG: a process with a context on DEV that prints its async
+# events; it ends when the context is disassociated (EIO after the event).
+asyncwatch() {
+	timeout -k 5 120 stdbuf -oL ibv_asyncwatch -d "$1" >"$2" 2>&1 &
+	wait_for 10 grep -q "async event FD" "$2"
+}
+# within SECONDS CMD...: CMD succeeds within SECONDS of wall clock (wait_for
+# counts polls, which a slow CMD on the debug kernel stretches).
+within() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		[ "$SECONDS" -ge "$end" ] && return 1
+		sleep 0.2
+	done
+}
+saw_fatal() { grep -q "event_type .*(8)" "$1"; }	# IBV_EVENT_DEVICE_FATAL
+
+# ---- rdma link delete under traffic ---------------------------------------
+
+# The far end in its own namespace, as two hosts would be: with both
+# addresses in one namespace, the route between them is lo's.
+ip netns add dl && ip link add vd0 type veth peer name vd1 &&
+	ip link set vd1 netns dl && ip addr add 10.83.0.1/24 dev vd0 &&
+	ip link set vd0 up && ip -n dl addr add 10.83.0.2/24 dev vd1 &&
+	ip -n dl link set vd1 up && ip -n dl link set lo up
+check "two devices on a veth pair" bash -c \
+	"rdma link add urdma_d0 type urdma netdev vd0 &&
+	 ip netns exec dl rdma link add urdma_d1 type urdma netdev vd1"
+if wait_gid_v4 urdma_d1 && g1=$GIDIDX && wait_gid_v4 urdma_d0; then
+	g0=$GIDIDX
+	bw=(ib_write_bw -F -s 65536 -D 60 -p 18720)
+	ip netns exec dl timeout -k 5 120 "${bw[@]}" -d urdma_d1 -x "$g1" \
+		>"$LOGS/bw.server" 2>&1 &
+	spid=$!
+	pair_wait_server "$spid" 18720
+	timeout -k 5 120 "${bw[@]}" -d urdma_d0 -x "$g0" 10.83.0.2 \
+		>"$LOGS/bw.client" 2>&1 &
+	cpid=$!
+	asyncwatch urdma_d0 "$LOGS/watch.d0"
+	# Traffic flows before the delete (on the local path: both devices
+	# are in this guest).
+	check "ib_write_bw runs between the two" within 90 bash -c \
+		"rdma statistic show link urdma_d0/1 | grep -Eq ' wqes [0-9]{3,}'"
+	t0=$SECONDS
+	check "rdma link delete while ib_write_bw runs on the device" \
+		timeout 60 rdma link delete urdma_d0
+	echo "# the delete took $((SECONDS - t0)) s"
+	check "the device is gone" no_ibdev urdma_d0
+	check "the context's owner got IBV_EVENT_DEVICE_FATAL" \
+		wait_for 20 saw_fatal "$LOGS/watch.d0"
+	# perftest polls its CQ forever once the device is gone; the client
+	# is stopped, and with it its peer, which then reports the error.
+	kill "$cpid" 2>/dev/null
+	wait "$cpid" 2>/dev/null
+	kill "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null
+	echo "# both ends stopped $((SECONDS - t0)) s after the delete"
+	check "the peer device holds no QP afterwards" wait_for 10 bash -c \
+		"! rdma resource show qp | grep 'link urdma_d1/.* type RC'"
+	rdma resource show qp | grep 'link urdma_d1/.* type RC' | sed 's/^/# left: /'
+	check "the peer device is deleted" rdma link delete urdma_d1
+else
+	tap_fail "rdma link delete while ib_write_bw runs on the device" \
+		"no IPv4 GID on urdma_d0 or urdma_d1"
+fi
+ip netns del dl
+ip link del vd0 2>/dev/null
+
+# ---- rmmod with a context open ---------------------------------------------
+
+if asyncwatch "$DEV" "$LOGS/watch.rmmod"; then
+	check "rmmod urdma while a process holds a context" timeout 60 rmmod urdma
+	check "the process got IBV_EVENT_DEVICE_FATAL" \
+		wait_for 20 saw_fatal "$LOGS/watch.rmmod"
+	check "modprobe urdma again" modprobe urdma
+	check "recreate $DEV on $NETDEV" rdma link add "$DEV" type urdma netdev "$NETDEV"
+	check "$DEV is ACTIVE again" wait_for 10 bash -c \
+		"rdma link show $DEV/1 | grep -q 'state ACTIVE'"
+else
+	tap_fail "rmmod urdma while a process holds a context" \
+		"ibv_asyncwatch -d $DEV did not start: $(cat "$LOGS/watch.rmmod")"
+fi
+
+# ---- exclusive network namespaces -----------------------------------------
+
+# Only with no namespace but this one (a dying one counts until it is gone).
+check "rdma system set netns exclusive" wait_for 20 rdma system set netns exclusive
+ip netns add rx && ip link add vx0 type veth peer name vx1 &&
+	ip link set vx1 netns rx && ip addr add 10.84.0.1/24 dev vx0 &&
+	ip link set vx0 up && ip -n rx addr add 10.84.0.2/24 dev vx1 &&
+	ip -n rx link set vx1 up && ip -n rx link set lo up
+check "a device on each end of the pair" bash -c \
+	"rdma link add urdma_x0 type urdma netdev vx0 &&
+	 ip netns exec rx rdma link add urdma_x1 type urdma netdev vx1"
+# New devices start in the initial namespace, wherever their netdev is.
+check "urdma_x1 is not seen in rx before the move" bash -c \
+	"! ip netns exec rx rdma dev show 2>&1 | grep -q urdma_x1"
+asyncwatch urdma_x1 "$LOGS/watch.x1"
+check "rdma dev set urdma_x1 netns rx, with a context open on it" \
+	timeout 60 rdma dev set urdma_x1 netns rx
+check "the context's owner got IBV_EVENT_DEVICE_FATAL" \
+	wait_for 20 saw_fatal "$LOGS/watch.x1"
+check "urdma_x1 is in rx" bash -c \
+	"ip netns exec rx rdma dev show | grep -q urdma_x1"
+check "and no longer here" bash -c "! rdma dev show | grep -q urdma_x1"
+check "urdma_x0 is not seen in rx" bash -c \
+	"! ip netns exec rx rdma dev show | grep -q urdma_x0"
+# rdma_cm in the namespace finds the device that moved there.
+if ip netns exec rx bash -c ". $(dirname "$0")/lib.sh; wait_gid_v4 urdma_x1" &&
+	wait_gid_v4 urdma_x0; then
+	PAIR_SRC=0 PAIR_CRC=0
+	ip netns exec rx timeout -k 5 60 rping -s -a 10.84.0.2 -p 18721 -C 10 \
+		>"$LOGS/rping.server" 2>&1 &
+	spid=$!
+	if wait_for 30 bash -c "ip netns exec rx rdma resource show cm_id |
+			grep -Eq 'state LISTEN .*:18721( |\$)'"; then
+		timeout -k 5 60 rping -c -a 10.84.0.2 -p 18721 -C 10 -V -v \
+			>"$LOGS/rping.client" 2>&1 || PAIR_CRC=$?
+	else
+		PAIR_CRC=-
+		kill "$spid" 2>/dev/null
+	fi
+	wait "$spid" || PAIR_SRC=$?
+	if [ "$PAIR_SRC" = 0 ] && [ "$PAIR_CRC" = 0 ] &&
+		[ "$(grep -c 'ping data' "$LOGS/rping.client")" = 10 ]; then
+		tap_ok "rping from here to a server in rx (rdma_cm, 10 pings verified)"
+	else
+		tap_fail "rping from here to a server in rx (rdma_cm, 10 pings verified)" \
+			"$(pair_diag "$LOGS/rping")"
+	fi
+else
+	tap_fail "rping from here to a server in rx (rdma_cm, 10 pings verified)" \
+		"no IPv4 GID on urdma_x0 or urdma_x1"
+fi
+# A container ends: its namespace goes, and the device with its netdev.
+check "ip netns del rx" ip netns del rx
+check "urdma_x1 is gone with it" wait_for 20 no_ibdev urdma_x1
+check "urdma_x0 is gone with its veth peer" wait_for 20 no_ibdev urdma_x0
+ip link del vx0 2>/dev/null
+check "no namespace is left" wait_for 20 bash -c '[ -z "$(ip netns list)" ]'
+check "rdma system set netns shared, once rx is gone" \
+	wait_for 20 rdma system set netns shared
+check "$DEV still works after all this" bash -c "ibv_devinfo -d $DEV | grep -q PORT_ACTIVE"
+
+tap_done
