@@ -114,8 +114,9 @@ void urdma_fill_device_attr(struct ib_device_attr *attr)
 }
 EXPORT_SYMBOL_IF_KUNIT(urdma_fill_device_attr);
 
-int urdma_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
-		       struct ib_udata *udata)
+static int urdma_query_device(struct ib_device *ibdev,
+			      struct ib_device_attr *attr,
+			      struct ib_udata *udata)
 {
 	int ret;
 
@@ -133,8 +134,8 @@ int urdma_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	return 0;
 }
 
-int urdma_query_port(struct ib_device *ibdev, u32 port,
-		     struct ib_port_attr *attr)
+static int urdma_query_port(struct ib_device *ibdev, u32 port,
+			    struct ib_port_attr *attr)
 {
 	struct urdma_dev *udev = to_udev(ibdev);
 	struct net_device *ndev = udev->ndev;
@@ -167,8 +168,8 @@ int urdma_query_port(struct ib_device *ibdev, u32 port,
 	return 0;
 }
 
-int urdma_get_port_immutable(struct ib_device *ibdev, u32 port,
-			     struct ib_port_immutable *immutable)
+static int urdma_get_port_immutable(struct ib_device *ibdev, u32 port,
+				    struct ib_port_immutable *immutable)
 {
 	struct ib_port_attr attr;
 	int ret;
@@ -192,7 +193,8 @@ static enum rdma_link_layer urdma_get_link_layer(struct ib_device *ibdev,
 	return IB_LINK_LAYER_ETHERNET;
 }
 
-int urdma_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey)
+static int urdma_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			    u16 *pkey)
 {
 	if (index >= URDMA_MAX_PKEYS)
 		return -EINVAL;
@@ -201,7 +203,7 @@ int urdma_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey)
 	return 0;
 }
 
-void urdma_get_dev_fw_str(struct ib_device *ibdev, char *str)
+static void urdma_get_dev_fw_str(struct ib_device *ibdev, char *str)
 {
 	snprintf(str, IB_FW_VERSION_NAME_MAX, "%d.%d.%d", URDMA_FW_VER_MAJOR,
 		 URDMA_FW_VER_MINOR, URDMA_FW_VER_SUB);
@@ -242,15 +244,15 @@ static const struct rdma_stat_desc urdma_stat_descs[URDMA_NUM_COUNTERS] = {
 	[URDMA_CNT_PROBES] = { .name = "probes" },
 };
 
-struct rdma_hw_stats *urdma_alloc_hw_port_stats(struct ib_device *ibdev,
-						u32 port)
+static struct rdma_hw_stats *
+urdma_alloc_hw_port_stats(struct ib_device *ibdev, u32 port)
 {
 	return rdma_alloc_hw_stats_struct(urdma_stat_descs, URDMA_NUM_COUNTERS,
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
 }
 
-int urdma_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
-		       u32 port, int index)
+static int urdma_get_hw_stats(struct ib_device *ibdev,
+			      struct rdma_hw_stats *stats, u32 port, int index)
 {
 	struct urdma_dev *udev = to_udev(ibdev);
 	int i;

@@ -162,7 +162,7 @@ static void urdma_engine_rouse(struct urdma_engine *eng)
 	wake_up_process(eng->task);
 }
 
-void urdma_engine_kick(struct urdma_engine *eng)
+static void urdma_engine_kick(struct urdma_engine *eng)
 {
 	atomic64_inc(&eng->kicks);
 	urdma_engine_rouse(eng);

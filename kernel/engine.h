@@ -165,7 +165,6 @@ void urdma_engine_attach(struct urdma_qp *qp);
 void urdma_engine_detach(struct urdma_qp *qp);
 void urdma_engine_count_err(struct urdma_qp *qp, bool gone);
 void urdma_engine_sync(void);
-void urdma_engine_kick(struct urdma_engine *eng);
 void urdma_engine_kick_user(struct urdma_engine *eng, bool send);
 void urdma_engine_notify(struct urdma_engine *eng);
 void urdma_engine_wake(struct urdma_engine *eng);

@@ -92,8 +92,8 @@ bool urdma_ud_qkey_ok(const struct urdma_qp *qp, u32 qkey)
  *
  * Return: whether there is such an AH.
  */
-bool urdma_find_ah(struct urdma_dev *udev, u32 ahn, u32 pdn,
-		   struct urdma_av *av)
+static bool urdma_find_ah(struct urdma_dev *udev, u32 ahn, u32 pdn,
+			  struct urdma_av *av)
 {
 	struct urdma_ah *ah;
 	unsigned long flags;
@@ -184,8 +184,9 @@ u64 urdma_local_peer_serial(const struct urdma_av *av, u32 dqpn)
  * Return: 0; -ENOENT if an RC or UC QP has no path; -EINVAL if a UD WQE
  * names no AH of its PD.
  */
-int urdma_wqe_route(struct urdma_qp *qp, const struct urdma_send_wqe *wqe,
-		    struct urdma_peer *peer, u32 *devid)
+static int urdma_wqe_route(struct urdma_qp *qp,
+			   const struct urdma_send_wqe *wqe,
+			   struct urdma_peer *peer, u32 *devid)
 {
 	if (urdma_is_ud(qp)) {
 		if (!urdma_find_ah(to_udev(qp->ibqp.device), wqe->ud.ah_num,

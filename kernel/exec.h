@@ -112,8 +112,6 @@ static inline bool urdma_retry_spend(u8 *left, bool forever)
 /* sched.c: a QP's turn, its state, the timers */
 bool urdma_qp_set_error(struct urdma_qp *qp);
 void urdma_qp_fatal(struct urdma_qp *qp);
-void urdma_qp_event(struct urdma_qp *qp, enum ib_event_type type);
-void urdma_sq_retire(struct urdma_qp *qp);
 u64 urdma_ack_timeout_ns(u8 timeout);
 u64 urdma_rnr_ns(u8 rnr_timer);
 
@@ -124,10 +122,6 @@ void urdma_count_add(struct urdma_engine *eng, enum urdma_counter c, u64 n);
 bool urdma_state_receives(enum ib_qp_state state);
 bool urdma_ud_qkey_ok(const struct urdma_qp *qp, u32 qkey);
 u64 urdma_local_peer_serial(const struct urdma_av *av, u32 dqpn);
-bool urdma_find_ah(struct urdma_dev *udev, u32 ahn, u32 pdn,
-		   struct urdma_av *av);
-int urdma_wqe_route(struct urdma_qp *qp, const struct urdma_send_wqe *wqe,
-		    struct urdma_peer *peer, u32 *devid);
 int urdma_find_peer(struct urdma_qp *qp, const struct urdma_send_wqe *wqe,
 		    struct urdma_peer *peer);
 u8 urdma_wqe_gather(struct urdma_engine *eng, struct urdma_qp *qp,
@@ -163,8 +157,6 @@ u8 urdma_sq_done(struct urdma_engine *eng, struct urdma_qp *qp,
 		 const struct urdma_send_wqe *wqe, u32 byte_len, u8 status);
 
 /* mem.c: keys, copies, windows, atomics */
-void *urdma_sg_kva(const struct urdma_sg *sg, u32 off, u32 want,
-		   u32 *contig);
 u8 urdma_lkey_sgl(struct urdma_dev *udev, u32 pdn,
 		  const struct urdma_sge *sge, unsigned int num,
 		  int access, struct urdma_sg *sg, int *nsg, u64 *len);

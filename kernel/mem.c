@@ -20,8 +20,8 @@
 /* ---- memory ----------------------------------------------------------------- */
 
 /* The bytes of @sg at @off: kernel address and how many are contiguous. */
-void *urdma_sg_kva(const struct urdma_sg *sg, u32 off, u32 want,
-		   u32 *contig)
+static void *urdma_sg_kva(const struct urdma_sg *sg, u32 off, u32 want,
+			  u32 *contig)
 {
 	if (sg->kva) {
 		*contig = want;

@@ -19,6 +19,18 @@
 
 /* ---- QP state --------------------------------------------------------------- */
 
+static void urdma_qp_event(struct urdma_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = type,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
 /**
  * urdma_qp_set_error - move a QP to ERROR from the engine
  * @qp: the QP; its engine flushes its queues from the next pass on
@@ -51,18 +63,6 @@ void urdma_qp_fatal(struct urdma_qp *qp)
 {
 	if (urdma_qp_set_error(qp))
 		urdma_qp_event(qp, IB_EVENT_QP_FATAL);
-}
-
-void urdma_qp_event(struct urdma_qp *qp, enum ib_event_type type)
-{
-	struct ib_event ev = {
-		.device = qp->ibqp.device,
-		.element.qp = &qp->ibqp,
-		.event = type,
-	};
-
-	if (qp->ibqp.event_handler)
-		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
 /* ---- timers ----------------------------------------------------------------- */
@@ -119,7 +119,7 @@ static bool urdma_qp_wait(struct urdma_engine *eng, struct urdma_qp *qp,
 /* ---- a QP's turn in a pass -------------------------------------------------- */
 
 /* Retire the SQ's head WQE. */
-void urdma_sq_retire(struct urdma_qp *qp)
+static void urdma_sq_retire(struct urdma_qp *qp)
 {
 	struct urdma_qp_db *db = qp->db.kva;
 

@@ -20,7 +20,6 @@
 #include "wire.h"
 #include "queue.h"
 
-#define URDMA_DRV_NAME		"urdma"
 #define URDMA_LINK_TYPE		"urdma"
 
 #define URDMA_MAX_STRIDE	(URDMA_MAX_WQE_BLOCKS * URDMA_WQE_BLOCK)
@@ -425,9 +424,6 @@ static inline struct urdma_ucontext *urdma_udata_uctx(struct ib_udata *udata)
 
 #define urdma_dbg_dev(udev, fmt, ...) \
 	ibdev_dbg(&(udev)->ibdev, "%s: " fmt, __func__, ##__VA_ARGS__)
-#define urdma_err_dev(udev, fmt, ...) \
-	ibdev_err_ratelimited(&(udev)->ibdev, "%s: " fmt, __func__, \
-			      ##__VA_ARGS__)
 
 /* device.c */
 struct urdma_port_state {
@@ -442,25 +438,10 @@ void urdma_fill_device_attr(struct ib_device_attr *attr);
 struct urdma_dev *urdma_dev_create(const char *name, struct net_device *ndev);
 int urdma_dev_register(struct urdma_dev *udev, const char *name);
 void urdma_dev_destroy(struct urdma_dev *udev);
-int urdma_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
-		       struct ib_udata *udata);
-int urdma_query_port(struct ib_device *ibdev, u32 port,
-		     struct ib_port_attr *attr);
-int urdma_get_port_immutable(struct ib_device *ibdev, u32 port,
-			     struct ib_port_immutable *immutable);
-int urdma_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
-		     u16 *pkey);
-void urdma_get_dev_fw_str(struct ib_device *ibdev, char *str);
 
 /* verbs_ctx.c: the engine state page */
 int urdma_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma);
 void urdma_mmap_free(struct rdma_user_mmap_entry *entry);
-
-/* device.c: counters */
-struct rdma_hw_stats *urdma_alloc_hw_port_stats(struct ib_device *ibdev,
-						u32 port);
-int urdma_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
-		       u32 port, int index);
 
 /* main.c: the device registry, a stable id per device */
 int urdma_devtab_add(struct urdma_dev *udev);
