@@ -5,8 +5,6 @@
  * called in atomic context (without RDMA_CREATE_AH_SLEEPABLE), so the AH
  * table's lock is irq-safe and allocation is GFP_ATOMIC there.
  */
-#include <kunit/visibility.h>
-
 #include "urdma.h"
 #include "../uapi/rdma/urdma-abi.h"
 

@@ -4,12 +4,6 @@
  * of a send WQE, for the local path and the wire path alike.
  */
 #include <linux/atomic.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-#include <linux/sched.h>
-#include <net/ip.h>
-#include <rdma/ib_cache.h>
-#include <rdma/ib_mad.h>
 
 #include "urdma.h"
 #include "exec.h"

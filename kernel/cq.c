@@ -8,8 +8,6 @@
  * user space consumes them without entering the kernel; kernel consumers
  * use urdma_poll_cq().
  */
-#include <linux/vmalloc.h>
-
 #include <kunit/visibility.h>
 
 #include "urdma.h"

@@ -18,11 +18,6 @@
  * a ring ahead of the engine's consumer index puts the QP in ERROR.
  */
 #include <linux/atomic.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-#include <linux/sched.h>
-#include <net/ip.h>
-#include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 
 #include "urdma.h"

@@ -5,8 +5,6 @@
  * doorbell record's producer index is released after it.  User QPs post in
  * user space (liburdma); they come here only to kick a sleeping engine.
  */
-#include <kunit/visibility.h>
-
 #include "urdma.h"
 #include "../uapi/rdma/urdma-abi.h"
 

@@ -10,7 +10,6 @@
  * the records on them, counted in ->users.
  */
 #include <kunit/visibility.h>
-#include <linux/highmem.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 

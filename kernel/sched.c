@@ -7,12 +7,6 @@
  * engine makes (ERROR, and the fatal event), and the IBTA timers.
  */
 #include <linux/atomic.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-#include <linux/sched.h>
-#include <net/ip.h>
-#include <rdma/ib_cache.h>
-#include <rdma/ib_mad.h>
 
 #include "urdma.h"
 #include "exec.h"

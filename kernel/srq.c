@@ -5,8 +5,6 @@
  * event, which the engine raises once when fewer WQEs than the limit are
  * left, disarming it (IBTA 10.2.9.4).
  */
-#include <kunit/visibility.h>
-
 #include "urdma.h"
 #include "../uapi/rdma/urdma-abi.h"
 

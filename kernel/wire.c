@@ -31,8 +31,6 @@
 #include <linux/ipv6.h>
 #include <linux/moduleparam.h>
 
-#include <rdma/ib_mad.h>
-
 #include "exec.h"
 #include "wire_rc.h"
 

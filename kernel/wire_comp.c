@@ -4,8 +4,6 @@
  * responder, taken only inside the PSN window; READ data placed; WQEs
  * completed in SQ order.  See wire_rc.c for the transport as a whole.
  */
-#include <linux/slab.h>
-#include <linux/vmalloc.h>
 #include <kunit/visibility.h>
 
 #include "exec.h"

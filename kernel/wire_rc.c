@@ -47,7 +47,6 @@
  */
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
-#include <kunit/visibility.h>
 
 #include "exec.h"
 #include "wire_rc.h"

@@ -5,8 +5,6 @@
  * local ACK timeout); the retransmit timer; the QP's turn in a pass.
  * See wire_rc.c for the transport as a whole.
  */
-#include <linux/slab.h>
-#include <linux/vmalloc.h>
 #include <kunit/visibility.h>
 
 #include "exec.h"

@@ -6,8 +6,6 @@
  * READ responses sent at the QP's turn.  See wire_rc.c for the
  * transport as a whole.
  */
-#include <linux/slab.h>
-#include <linux/vmalloc.h>
 #include <kunit/visibility.h>
 
 #include "exec.h"
