@@ -155,6 +155,25 @@ static void urdma_req_acked(struct urdma_engine *eng, struct urdma_qp *qp,
 	urdma_req_progress(qp);
 }
 
+/* The in-flight WQE whose PSNs hold @psn, its SQ index in *@idx; or NULL. */
+struct urdma_inflight *urdma_req_holder(struct urdma_qp *qp, u32 psn,
+					u32 *idx)
+{
+	struct urdma_wire *w = qp->wire;
+	u32 i;
+
+	for (i = qp->sq_cons; i != w->req.next; i++) {
+		struct urdma_inflight *f = urdma_slot(w, i);
+		s32 d = urdma_psn_diff(psn, f->first_psn);
+
+		if (d >= 0 && d < (s32)f->npsn) {
+			*idx = i;
+			return f;
+		}
+	}
+	return NULL;
+}
+
 /*
  * The in-flight WQE that a READ response or atomic ACK with @psn answers:
  * one that is not complete, whose request went out (the PSN is before
@@ -164,19 +183,13 @@ static void urdma_req_acked(struct urdma_engine *eng, struct urdma_qp *qp,
  */
 static struct urdma_inflight *urdma_req_find(struct urdma_qp *qp, u32 psn)
 {
-	struct urdma_wire *w = qp->wire;
+	struct urdma_inflight *f;
 	u32 i;
 
-	if (urdma_psn_diff(psn, w->req.psn_max) >= 0)
+	if (urdma_psn_diff(psn, qp->wire->req.psn_max) >= 0)
 		return NULL;
-	for (i = qp->sq_cons; i != w->req.next; i++) {
-		struct urdma_inflight *f = urdma_slot(w, i);
-		s32 d = urdma_psn_diff(psn, f->first_psn);
-
-		if (d >= 0 && d < (s32)f->npsn)
-			return f->done ? NULL : f;
-	}
-	return NULL;
+	f = urdma_req_holder(qp, psn, &i);
+	return f && !f->done ? f : NULL;
 }
 
 /* Place response bytes at @off of the WQE's local buffers. */

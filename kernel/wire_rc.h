@@ -66,6 +66,8 @@ void urdma_req_rx(struct urdma_engine *eng, struct urdma_qp *qp,
 		  const struct urdma_pkt *pkt);
 void urdma_req_cnp(struct urdma_engine *eng, struct urdma_qp *qp);
 void urdma_req_skip(struct urdma_wire *w, struct urdma_inflight *f);
+struct urdma_inflight *urdma_req_holder(struct urdma_qp *qp, u32 psn,
+					u32 *idx);
 
 /* wire_rc.c: packets */
 void urdma_put_aeth(struct urdma_tx *tx, u8 op, u8 syn, u32 msn);

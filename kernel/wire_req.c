@@ -472,25 +472,6 @@ static bool urdma_req_start(struct urdma_engine *eng, struct urdma_qp *qp)
 	return true;
 }
 
-/* The in-flight WQE whose PSNs hold @psn, its SQ index in *@idx; or NULL. */
-static struct urdma_inflight *urdma_req_holder(struct urdma_qp *qp, u32 psn,
-					       u32 *idx)
-{
-	struct urdma_wire *w = qp->wire;
-	u32 i;
-
-	for (i = qp->sq_cons; i != w->req.next; i++) {
-		struct urdma_inflight *f = urdma_slot(w, i);
-		s32 d = urdma_psn_diff(psn, f->first_psn);
-
-		if (d >= 0 && d < (s32)f->npsn) {
-			*idx = i;
-			return f;
-		}
-	}
-	return NULL;
-}
-
 /* Go back to @psn (go-back-N): the WQE holding it is sent again from there. */
 void urdma_req_rewind(struct urdma_qp *qp, u32 psn)
 {
