@@ -75,7 +75,6 @@ void urdma_fill_device_attr(struct ib_device_attr *attr)
 	attr->page_size_cap = URDMA_PAGE_SIZE_CAP;
 	attr->vendor_id = URDMA_VENDOR_ID;
 	attr->vendor_part_id = URDMA_VENDOR_PART_ID;
-	attr->hw_ver = 0;
 	attr->max_qp = URDMA_MAX_QP;
 	attr->max_qp_wr = URDMA_MAX_QP_WR;
 	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
@@ -155,14 +154,8 @@ static int urdma_query_port(struct ib_device *ibdev, u32 port,
 	attr->max_mtu = IB_MTU_4096;
 	attr->active_mtu = urdma_mtu_from_netdev(READ_ONCE(ndev->mtu));
 	attr->gid_tbl_len = URDMA_GID_TBL_LEN;
-	attr->port_cap_flags = 0;
 	attr->max_msg_sz = URDMA_MAX_MSG_SIZE;
 	attr->pkey_tbl_len = URDMA_MAX_PKEYS;
-	attr->bad_pkey_cntr = 0;
-	attr->qkey_viol_cntr = 0;
-	attr->lid = 0;
-	attr->sm_lid = 0;
-	attr->lmc = 0;
 	attr->max_vl_num = 1;
 	attr->ip_gids = true;
 	return 0;
