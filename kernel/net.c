@@ -429,6 +429,36 @@ static struct dst_entry *urdma_route6(struct net *net, struct net_device *ndev,
 }
 
 /*
+ * The IPv6 or IPv4 header at @hdr of a packet on path @av, with @len bytes
+ * after it (UDP header on): every field but IPv4's id and checksum.
+ */
+void urdma_put_ip(void *hdr, const struct urdma_av *av, bool ipv6, u8 tclass,
+		  u32 len)
+{
+	struct ipv6hdr *ip6 = hdr;
+	struct iphdr *ip = hdr;
+
+	if (ipv6) {
+		ip6_flow_hdr(ip6, tclass, cpu_to_be32(av->flow_label));
+		ip6->payload_len = htons(len);
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->hop_limit = av->hop_limit;
+		memcpy(&ip6->saddr, av->sgid.raw, 16);
+		memcpy(&ip6->daddr, av->dgid.raw, 16);
+		return;
+	}
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->tos = tclass;
+	ip->tot_len = htons(sizeof(*ip) + len);
+	ip->frag_off = htons(IP_DF);
+	ip->ttl = av->hop_limit;
+	ip->protocol = IPPROTO_UDP;
+	memcpy(&ip->saddr, &av->sgid.raw[12], 4);
+	memcpy(&ip->daddr, &av->dgid.raw[12], 4);
+}
+
+/*
  * The packet's traffic class: the path's, with ECT(0) for an ECN-capable
  * packet unless the path's chose its own ECN bits; never CE, which only
  * the network sets.
@@ -459,10 +489,13 @@ int urdma_pkt_xmit(struct urdma_dev *udev, const struct urdma_av *av,
 	struct sk_buff *skb = tx->skb;
 	struct net *net = dev_net(udev->ndev);
 	bool ipv6 = av->net_type == RDMA_NETWORK_IPV6;
+	unsigned int iplen = ipv6 ? sizeof(struct ipv6hdr) :
+				    sizeof(struct iphdr);
 	unsigned int tlen = skb->len;
 	u8 tclass = urdma_tx_tclass(av, tx);
 	struct dst_entry *dst;
 	struct udphdr *udp;
+	void *hdr;
 	int ret;
 
 	dst = ipv6 ? urdma_route6(net, udev->ndev, av) :
@@ -482,33 +515,14 @@ int urdma_pkt_xmit(struct urdma_dev *udev, const struct urdma_av *av,
 	udp->len = htons(skb->len);
 	udp->check = 0;
 
+	hdr = skb_push(skb, iplen);
+	skb_reset_network_header(skb);
+	urdma_put_ip(hdr, av, ipv6, tclass, skb->len - iplen);
 	if (ipv6) {
-		struct ipv6hdr *ip6 = skb_push(skb, sizeof(*ip6));
-
-		skb_reset_network_header(skb);
-		ip6_flow_hdr(ip6, tclass,
-			     cpu_to_be32(av->flow_label));
-		ip6->payload_len = htons(skb->len - sizeof(*ip6));
-		ip6->nexthdr = IPPROTO_UDP;
-		ip6->hop_limit = av->hop_limit;
-		memcpy(&ip6->saddr, av->sgid.raw, 16);
-		memcpy(&ip6->daddr, av->dgid.raw, 16);
 		skb->protocol = htons(ETH_P_IPV6);
 		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
 	} else {
-		struct iphdr *ip = skb_push(skb, sizeof(*ip));
-
-		skb_reset_network_header(skb);
-		ip->version = 4;
-		ip->ihl = 5;
-		ip->tos = tclass;
-		ip->tot_len = htons(skb->len);
-		ip->frag_off = htons(IP_DF);
-		ip->ttl = av->hop_limit;
-		ip->protocol = IPPROTO_UDP;
-		memcpy(&ip->saddr, &av->sgid.raw[12], 4);
-		memcpy(&ip->daddr, &av->dgid.raw[12], 4);
-		__ip_select_ident(net, ip, 1);
+		__ip_select_ident(net, hdr, 1);
 		skb->protocol = htons(ETH_P_IP);
 		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 	}

@@ -70,6 +70,8 @@ void urdma_pkt_gids(const struct urdma_pkt *pkt, union ib_gid *sgid,
 		    union ib_gid *dgid);
 int urdma_pkt_alloc(struct urdma_dev *udev, u8 opcode, u32 paylen,
 		    struct urdma_tx *tx);
+void urdma_put_ip(void *hdr, const struct urdma_av *av, bool ipv6, u8 tclass,
+		  u32 len);
 int urdma_pkt_xmit(struct urdma_dev *udev, const struct urdma_av *av,
 		   struct urdma_tx *tx, u16 sport);
 u16 urdma_udp_sport(u32 flow_label, u32 lqpn, u32 rqpn);

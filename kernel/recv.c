@@ -13,7 +13,6 @@
  */
 #include <linux/atomic.h>
 #include <linux/ip.h>
-#include <linux/ipv6.h>
 #include <net/ip.h>
 
 #include "urdma.h"
@@ -133,32 +132,14 @@ void urdma_complete_recv(struct urdma_engine *eng, struct urdma_qp *qp,
 void urdma_build_grh(u8 *grh, const struct urdma_av *av, u32 len)
 {
 	u32 udp_len = sizeof(struct udphdr) + 12 + 8 + len + 4;
+	struct iphdr *ip = (struct iphdr *)(grh + 20);
+	bool ipv6 = av->net_type != RDMA_NETWORK_IPV4;
 
 	memset(grh, 0, URDMA_GRH_LEN);
-	if (av->net_type == RDMA_NETWORK_IPV4) {
-		struct iphdr *ip = (struct iphdr *)(grh + 20);
-
-		ip->version = 4;
-		ip->ihl = 5;
-		ip->tos = av->traffic_class;
-		ip->tot_len = htons(sizeof(*ip) + udp_len);
-		ip->frag_off = htons(IP_DF);
-		ip->ttl = av->hop_limit;
-		ip->protocol = IPPROTO_UDP;
-		memcpy(&ip->saddr, &av->sgid.raw[12], 4);
-		memcpy(&ip->daddr, &av->dgid.raw[12], 4);
+	urdma_put_ip(ipv6 ? grh : grh + 20, av, ipv6, av->traffic_class,
+		     udp_len);
+	if (!ipv6)
 		ip->check = ip_fast_csum((u8 *)ip, ip->ihl);
-	} else {
-		struct ipv6hdr *ip6 = (struct ipv6hdr *)grh;
-
-		ip6_flow_hdr(ip6, av->traffic_class,
-			     cpu_to_be32(av->flow_label));
-		ip6->payload_len = htons(udp_len);
-		ip6->nexthdr = IPPROTO_UDP;
-		ip6->hop_limit = av->hop_limit;
-		memcpy(&ip6->saddr, av->sgid.raw, 16);
-		memcpy(&ip6->daddr, av->dgid.raw, 16);
-	}
 }
 
 /**
