@@ -28,39 +28,15 @@ static int urdma_cq_user_init(struct urdma_cq *cq, const struct ib_cq_init_attr
 	    !urdma_ring_size_ok(cmd.nent, attr->cqe, URDMA_MAX_CQE))
 		return -EINVAL;
 
-	ret = urdma_ring_init_user(uctx, &cq->ring, cmd.buf_addr, cmd.nent,
-				   URDMA_CQE_SIZE);
+	ret = urdma_queue_init(uctx, &cq->ring, &cq->db, cmd.buf_addr,
+			       cmd.nent, URDMA_CQE_SIZE, cmd.db_addr);
 	if (ret)
 		return ret;
-	ret = urdma_db_init_user(uctx, &cq->db, cmd.db_addr);
-	if (ret)
-		goto err_ring;
 
 	resp.cqn = cq->cqn;
 	ret = urdma_udata_put_resp(udata, &resp, sizeof(resp));
 	if (ret)
-		goto err_db;
-	return 0;
-
-err_db:
-	urdma_db_destroy(&cq->db);
-err_ring:
-	urdma_ring_destroy(&cq->ring);
-	return ret;
-}
-
-static int urdma_cq_kernel_init(struct urdma_cq *cq,
-				const struct ib_cq_init_attr *attr)
-{
-	int ret;
-
-	ret = urdma_ring_init_kernel(&cq->ring, roundup_pow_of_two(attr->cqe),
-				     URDMA_CQE_SIZE);
-	if (ret)
-		return ret;
-	ret = urdma_db_init_kernel(&cq->db);
-	if (ret)
-		urdma_ring_destroy(&cq->ring);
+		urdma_queue_destroy(&cq->ring, &cq->db);
 	return ret;
 }
 
@@ -93,7 +69,9 @@ int urdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (udata)
 		ret = urdma_cq_user_init(cq, attr, udata);
 	else
-		ret = urdma_cq_kernel_init(cq, attr);
+		ret = urdma_queue_init(NULL, &cq->ring, &cq->db, 0,
+				       roundup_pow_of_two(attr->cqe),
+				       URDMA_CQE_SIZE, 0);
 	if (ret)
 		goto err_cqn;
 
@@ -112,8 +90,7 @@ int urdma_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct urdma_dev *udev = to_udev(ibcq->device);
 	struct urdma_cq *cq = to_ucq(ibcq);
 
-	urdma_db_destroy(&cq->db);
-	urdma_ring_destroy(&cq->ring);
+	urdma_queue_destroy(&cq->ring, &cq->db);
 	ida_free(&udev->cq_ida, cq->cqn);
 	atomic_dec(&udev->nr_cq);
 	return 0;

@@ -143,38 +143,19 @@ static int urdma_qp_kernel_init(struct urdma_qp *qp,
 	const struct ib_qp_cap *cap = &init->cap;
 	int ret;
 
-	ret = urdma_ring_init_kernel(&qp->sq,
-				     roundup_pow_of_two(max(cap->max_send_wr,
-							    1U)),
-				     urdma_send_stride(cap->max_send_sge,
-						       cap->max_inline_data));
-	if (ret)
+	ret = urdma_queue_init(NULL, &qp->sq, &qp->db, 0,
+			       roundup_pow_of_two(max(cap->max_send_wr, 1U)),
+			       urdma_send_stride(cap->max_send_sge,
+						 cap->max_inline_data), 0);
+	if (ret || init->srq)
 		return ret;
-	if (!init->srq) {
-		ret = urdma_ring_init_kernel(&qp->rq,
-					     roundup_pow_of_two(max(cap->max_recv_wr,
-								    1U)),
-					     urdma_recv_stride(cap->max_recv_sge));
-		if (ret)
-			goto err_sq;
-	}
-	ret = urdma_db_init_kernel(&qp->db);
+	ret = urdma_ring_init_kernel(&qp->rq,
+				     roundup_pow_of_two(max(cap->max_recv_wr,
+							    1U)),
+				     urdma_recv_stride(cap->max_recv_sge));
 	if (ret)
-		goto err_rq;
-	return 0;
-
-err_rq:
-	urdma_ring_destroy(&qp->rq);
-err_sq:
-	urdma_ring_destroy(&qp->sq);
+		urdma_queue_destroy(&qp->sq, &qp->db);
 	return ret;
-}
-
-static void urdma_qp_free_rings(struct urdma_qp *qp)
-{
-	urdma_db_destroy(&qp->db);
-	urdma_ring_destroy(&qp->rq);
-	urdma_ring_destroy(&qp->sq);
 }
 
 static int urdma_qp_check_init(const struct ib_qp_init_attr *init,
@@ -287,7 +268,8 @@ int urdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	urdma_engine_sync();
 	urdma_engine_count_err(qp, true);
 	urdma_wire_free(qp);
-	urdma_qp_free_rings(qp);
+	urdma_ring_destroy(&qp->rq);
+	urdma_queue_destroy(&qp->sq, &qp->db);
 	atomic_dec(&udev->nr_qp);
 	mutex_destroy(&qp->state_lock);
 	return 0;

@@ -256,6 +256,36 @@ void urdma_db_destroy(struct urdma_db *db)
 }
 EXPORT_SYMBOL_IF_KUNIT(urdma_db_destroy);
 
+/*
+ * A queue's ring and doorbell record: pinned from @addr and @db_addr
+ * for a user queue (@uctx), else in kernel memory.  Return: 0, or the error
+ * of the part that failed, with nothing left set up.
+ */
+int urdma_queue_init(struct urdma_ucontext *uctx, struct urdma_ring *ring,
+		     struct urdma_db *db, u64 addr, u32 nent, u32 stride,
+		     u64 db_addr)
+{
+	int ret;
+
+	if (uctx)
+		ret = urdma_ring_init_user(uctx, ring, addr, nent, stride);
+	else
+		ret = urdma_ring_init_kernel(ring, nent, stride);
+	if (ret)
+		return ret;
+	ret = uctx ? urdma_db_init_user(uctx, db, db_addr) :
+		     urdma_db_init_kernel(db);
+	if (ret)
+		urdma_ring_destroy(ring);
+	return ret;
+}
+
+void urdma_queue_destroy(struct urdma_ring *ring, struct urdma_db *db)
+{
+	urdma_db_destroy(db);
+	urdma_ring_destroy(ring);
+}
+
 /**
  * urdma_ring_swap - put a new ring in place of a queue's ring
  * @uctx: the owning context of user rings, NULL for kernel rings

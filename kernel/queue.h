@@ -93,6 +93,11 @@ int urdma_db_init_user(struct urdma_ucontext *uctx, struct urdma_db *db,
 int urdma_db_init_kernel(struct urdma_db *db);
 void urdma_db_destroy(struct urdma_db *db);
 
+int urdma_queue_init(struct urdma_ucontext *uctx, struct urdma_ring *ring,
+		     struct urdma_db *db, u64 addr, u32 nent, u32 stride,
+		     u64 db_addr);
+void urdma_queue_destroy(struct urdma_ring *ring, struct urdma_db *db);
+
 bool urdma_ring_size_ok(u32 nent, u32 min_nent, u32 max_nent);
 
 #endif /* URDMA_QUEUE_H */

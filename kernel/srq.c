@@ -27,40 +27,15 @@ static int urdma_srq_user_init(struct urdma_srq *srq,
 	    !urdma_stride_ok(cmd.stride, urdma_recv_stride(init->attr.max_sge)))
 		return -EINVAL;
 
-	ret = urdma_ring_init_user(uctx, &srq->ring, cmd.buf_addr, cmd.nent,
-				   cmd.stride);
+	ret = urdma_queue_init(uctx, &srq->ring, &srq->db, cmd.buf_addr,
+			       cmd.nent, cmd.stride, cmd.db_addr);
 	if (ret)
 		return ret;
-	ret = urdma_db_init_user(uctx, &srq->db, cmd.db_addr);
-	if (ret)
-		goto err_ring;
 
 	resp.srqn = srq->srqn;
 	ret = urdma_udata_put_resp(udata, &resp, sizeof(resp));
 	if (ret)
-		goto err_db;
-	return 0;
-
-err_db:
-	urdma_db_destroy(&srq->db);
-err_ring:
-	urdma_ring_destroy(&srq->ring);
-	return ret;
-}
-
-static int urdma_srq_kernel_init(struct urdma_srq *srq,
-				 const struct ib_srq_init_attr *init)
-{
-	int ret;
-
-	ret = urdma_ring_init_kernel(&srq->ring,
-				     roundup_pow_of_two(init->attr.max_wr),
-				     urdma_recv_stride(init->attr.max_sge));
-	if (ret)
-		return ret;
-	ret = urdma_db_init_kernel(&srq->db);
-	if (ret)
-		urdma_ring_destroy(&srq->ring);
+		urdma_queue_destroy(&srq->ring, &srq->db);
 	return ret;
 }
 
@@ -93,7 +68,9 @@ int urdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (udata)
 		ret = urdma_srq_user_init(srq, init, udata);
 	else
-		ret = urdma_srq_kernel_init(srq, init);
+		ret = urdma_queue_init(NULL, &srq->ring, &srq->db, 0,
+				       roundup_pow_of_two(attr->max_wr),
+				       urdma_recv_stride(attr->max_sge), 0);
 	if (ret)
 		goto err_srqn;
 
@@ -227,8 +204,7 @@ int urdma_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	struct urdma_dev *udev = to_udev(ibsrq->device);
 	struct urdma_srq *srq = to_usrq(ibsrq);
 
-	urdma_db_destroy(&srq->db);
-	urdma_ring_destroy(&srq->ring);
+	urdma_queue_destroy(&srq->ring, &srq->db);
 	ida_free(&udev->srq_ida, srq->srqn);
 	atomic_dec(&udev->nr_srq);
 	return 0;
