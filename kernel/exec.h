@@ -164,6 +164,8 @@ bool urdma_rkey_sg(const struct urdma_peer *peer, u32 rkey, u64 va,
 		   u64 len, int access, struct urdma_sg *sg);
 bool urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
 		int nsrc, u64 len);
+bool urdma_tx_copy(struct urdma_tx *tx, struct urdma_sg *src, int nsrc,
+		   u32 len);
 void urdma_sgl_skip(struct urdma_sg *sg, int n, u32 skip);
 bool urdma_invalidate(const struct urdma_qp *qp, u32 key, bool remote);
 u8 urdma_bind_mw(struct urdma_qp *qp, const struct urdma_send_wqe *wqe);

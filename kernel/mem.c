@@ -208,6 +208,22 @@ bool urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
 	return true;
 }
 
+/*
+ * Copy @len bytes of @src into packet @tx's payload.  Return: false if
+ * urdma_copy() failed; @tx is freed then, never sent with a payload that
+ * was not written.
+ */
+bool urdma_tx_copy(struct urdma_tx *tx, struct urdma_sg *src, int nsrc,
+		   u32 len)
+{
+	struct urdma_sg dst = { .kva = tx->payload, .len = len };
+
+	if (urdma_copy(&dst, 1, src, nsrc, len))
+		return true;
+	kfree_skb(tx->skb);
+	return false;
+}
+
 /* Drop the first @skip bytes of a scatter list (they were written). */
 void urdma_sgl_skip(struct urdma_sg *sg, int n, u32 skip)
 {

@@ -72,7 +72,6 @@ u8 urdma_ud_xmit(struct urdma_engine *eng, struct urdma_qp *qp,
 	u32 dqpn = wqe->ud.remote_qpn & URDMA_BTH_QPN;
 	u32 qkey = urdma_wqe_qkey(qp, wqe);
 	struct urdma_deth *deth;
-	struct urdma_sg dst;
 	struct urdma_tx tx;
 	u32 psn;
 
@@ -92,16 +91,9 @@ u8 urdma_ud_xmit(struct urdma_engine *eng, struct urdma_qp *qp,
 	deth->sqp = cpu_to_be32(FIELD_PREP(URDMA_DETH_SQP, qp->ibqp.qp_num));
 	if (imm)
 		memcpy(urdma_tx_hdr(&tx, opcode, URDMA_H_IMM), &wqe->ex, 4);
-	if (len) {
-		dst.kva = tx.payload;
-		dst.mr = NULL;
-		dst.len = len;
-		/* Never a payload it did not write. */
-		if (!urdma_copy(&dst, 1, eng->scratch->src, nsrc, len)) {
-			kfree_skb(tx.skb);
-			urdma_count(eng, URDMA_CNT_TX_ERRS);
-			return IB_WC_LOC_QP_OP_ERR;
-		}
+	if (len && !urdma_tx_copy(&tx, eng->scratch->src, nsrc, len)) {
+		urdma_count(eng, URDMA_CNT_TX_ERRS);
+		return IB_WC_LOC_QP_OP_ERR;
 	}
 
 	if (urdma_pkt_xmit(udev, av, &tx,

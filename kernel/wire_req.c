@@ -218,7 +218,6 @@ static u8 urdma_req_data_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 	struct urdma_scratch *s = eng->scratch;
 	const struct urdma_send_wqe *wqe = urdma_slot_wqe(f);
 	u32 pay, hdrs, psn = w->req.psn;
-	struct urdma_sg dst;
 	bool first, ackreq;
 	u8 opcode, status;
 	int nsrc;
@@ -266,14 +265,8 @@ static u8 urdma_req_data_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 	}
 	if (pay) {
 		urdma_sgl_skip(s->src, nsrc, w->req.off);
-		dst.kva = tx->payload;
-		dst.mr = NULL;
-		dst.len = pay;
-		/* Never a payload it did not write. */
-		if (!urdma_copy(&dst, 1, s->src, nsrc, pay)) {
-			kfree_skb(tx->skb);
+		if (!urdma_tx_copy(tx, s->src, nsrc, pay))
 			return IB_WC_LOC_QP_OP_ERR;
-		}
 	}
 	w->req.off += pay;
 	w->req.psn = urdma_psn_add(psn, 1);

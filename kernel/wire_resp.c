@@ -306,7 +306,7 @@ int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp)
 			u32 pay = min(r->len - r->off, r->mtu);
 			bool first = !r->off, last = r->off + pay >= r->len;
 			u32 psn = urdma_psn_add(r->psn, r->off / r->mtu);
-			struct urdma_sg src, dst;
+			struct urdma_sg src;
 			struct urdma_tx tx;
 			u8 op;
 
@@ -340,18 +340,12 @@ int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp)
 			if (urdma_opcodes[URDMA_TR_RC | op].flags &
 			    URDMA_PF_AETH)
 				urdma_put_aeth(&tx, op, urdma_syn_ack(), w->resp.msn);
-			if (pay) {
-				dst.kva = tx.payload;
-				dst.mr = NULL;
-				dst.len = pay;
-				if (!urdma_copy(&dst, 1, &src, 1, pay)) {
-					kfree_skb(tx.skb);
-					r->busy = false;
-					urdma_send_ack(eng, qp,
-						       urdma_syn_nak(URDMA_NAK_REM_OP),
-						       psn);
-					break;
-				}
+			if (pay && !urdma_tx_copy(&tx, &src, 1, pay)) {
+				r->busy = false;
+				urdma_send_ack(eng, qp,
+					       urdma_syn_nak(URDMA_NAK_REM_OP),
+					       psn);
+				break;
 			}
 			urdma_wire_send(eng, qp, &tx);
 			sent++;
