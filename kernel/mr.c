@@ -302,21 +302,6 @@ struct urdma_mr *urdma_mw_mr(struct urdma_dev *udev,
 	return mr;
 }
 
-/* Count an MR against max_mr. */
-static int urdma_mr_count_get(struct urdma_dev *udev)
-{
-	if (atomic_inc_return(&udev->nr_mr) > URDMA_MAX_MR) {
-		atomic_dec(&udev->nr_mr);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static void urdma_mr_count_put(struct urdma_dev *udev)
-{
-	atomic_dec(&udev->nr_mr);
-}
-
 /* A new MR with valid @access, counted against max_mr; not yet keyed. */
 static struct urdma_mr *urdma_mr_alloc(struct ib_pd *ibpd, u32 type,
 				       int access)
@@ -329,20 +314,20 @@ static struct urdma_mr *urdma_mr_alloc(struct ib_pd *ibpd, u32 type,
 	if (ret)
 		return ERR_PTR(ret);
 
-	ret = urdma_mr_count_get(udev);
-	if (ret)
-		return ERR_PTR(ret);
-
+	if (atomic_inc_return(&udev->nr_mr) > URDMA_MAX_MR)
+		goto err_count;
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
-	if (!mr) {
-		urdma_mr_count_put(udev);
-		return ERR_PTR(-ENOMEM);
-	}
+	if (!mr)
+		goto err_count;
 	mr->mem.type = type;
 	mr->mem.pdn = to_upd(ibpd)->pdn;
 	mr->mem.access = access;
 	mr->gen = atomic64_inc_return(&udev->mr_gens);
 	return mr;
+
+err_count:
+	atomic_dec(&udev->nr_mr);
+	return ERR_PTR(-ENOMEM);
 }
 
 /* Give @mr its key; from here on the engine can find it. */
@@ -364,7 +349,7 @@ static void urdma_mr_release(struct urdma_dev *udev, struct urdma_mr *mr)
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	kfree(mr);
-	urdma_mr_count_put(udev);
+	atomic_dec(&udev->nr_mr);
 }
 
 /* Pin [start, start + length) and translate it for @iova. */
