@@ -183,8 +183,6 @@ enum urdma_pkt_flag {
 	URDMA_PF_CNP	= BIT(19),	/* neither way: congestion notice */
 };
 
-#define URDMA_PF_HDRS	GENMASK(URDMA_H_NUM - 1, 0)
-
 /**
  * struct urdma_opcode - what the table knows of an opcode
  * @name: for logs
