@@ -53,7 +53,7 @@ int urdma_take_recv(struct urdma_engine *eng, struct urdma_qp *qp,
 	struct urdma_srq *srq = qp->ibqp.srq ? to_usrq(qp->ibqp.srq) : NULL;
 	struct urdma_ring *ring;
 	spinlock_t *lock;	/* the queue's: srq->lock or qp->rq_lock */
-	u32 *cons, *db_cons, prod;
+	u32 *cons, *db_cons, *db_prod, prod;
 	bool limit_event = false;
 	unsigned long flags;
 	int ret = 0;
@@ -65,10 +65,8 @@ int urdma_take_recv(struct urdma_engine *eng, struct urdma_qp *qp,
 		lock = &srq->lock;
 		cons = &srq->cons;
 		db_cons = &db->cons;
+		db_prod = &db->prod;
 		*max_sge = srq->max_sge;
-		spin_lock_irqsave(lock, flags);
-		/* Pairs with the poster's release: WQEs before the index. */
-		prod = smp_load_acquire(&db->prod);
 	} else {
 		struct urdma_qp_db *db = qp->db.kva;
 
@@ -76,11 +74,12 @@ int urdma_take_recv(struct urdma_engine *eng, struct urdma_qp *qp,
 		lock = &qp->rq_lock;
 		cons = &qp->rq_cons;
 		db_cons = &db->rq_cons;
+		db_prod = &db->rq_prod;
 		*max_sge = qp->cap.max_recv_sge;
-		spin_lock_irqsave(lock, flags);
-		/* Pairs with the poster's release: WQEs before the index. */
-		prod = smp_load_acquire(&db->rq_prod);
 	}
+	spin_lock_irqsave(lock, flags);
+	/* Pairs with the poster's release: WQEs before the index. */
+	prod = smp_load_acquire(db_prod);
 
 	if (prod == *cons) {
 		ret = -EAGAIN;
