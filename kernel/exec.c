@@ -313,9 +313,8 @@ u8 urdma_wqe_gather(struct urdma_engine *eng, struct urdma_qp *qp,
 	const struct urdma_send_wqe *wqe = &s->swqe.hdr;
 
 	if (wqe->flags & URDMA_WQE_INLINE) {
-		s->src[0].kva = (void *)(wqe + 1);
-		s->src[0].mr = NULL;
-		s->src[0].len = wqe->inline_len;
+		s->src[0] = (struct urdma_sg){ .kva = (void *)(wqe + 1),
+					       .len = wqe->inline_len };
 		*nsrc = wqe->inline_len ? 1 : 0;
 		*len = wqe->inline_len;
 		return IB_WC_SUCCESS;
@@ -433,7 +432,7 @@ static int urdma_exec_atomic(struct urdma_engine *eng, struct urdma_qp *qp,
 {
 	struct urdma_scratch *s = eng->scratch;
 	const struct urdma_send_wqe *wqe = &s->swqe.hdr;
-	struct urdma_sg rsg;
+	struct urdma_sg rsg = { .kva = &s->atomic_orig, .len = 8 };
 	u64 *target;
 	u8 status;
 
@@ -451,9 +450,6 @@ static int urdma_exec_atomic(struct urdma_engine *eng, struct urdma_qp *qp,
 	else
 		s->atomic_orig = atomic64_fetch_add(wqe->atomic.compare_add,
 						    (atomic64_t *)target);
-	rsg.kva = &s->atomic_orig;
-	rsg.mr = NULL;
-	rsg.len = 8;
 	urdma_copy(s->src, nsrc, &rsg, 1, 8);
 	*byte_len = 8;
 	return IB_WC_SUCCESS;
