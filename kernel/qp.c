@@ -116,23 +116,21 @@ static int urdma_qp_user_init(struct urdma_qp *qp, struct ib_qp_init_attr
 		ret = urdma_ring_init_user(uctx, &qp->rq, cmd.rq_buf_addr,
 					   cmd.rq_nent, cmd.rq_stride);
 		if (ret)
-			goto err_sq;
+			goto err;
 	}
 	ret = urdma_db_init_user(uctx, &qp->db, cmd.db_addr);
 	if (ret)
-		goto err_rq;
+		goto err;
 
 	resp.engine = qp->eng->idx;
 	ret = urdma_udata_put_resp(udata, &resp, sizeof(resp));
 	if (ret)
-		goto err_db;
+		goto err;
 	return 0;
 
-err_db:
+err:	/* each is a no-op on what was not set up (the QP came zeroed) */
 	urdma_db_destroy(&qp->db);
-err_rq:
 	urdma_ring_destroy(&qp->rq);
-err_sq:
 	urdma_ring_destroy(&qp->sq);
 	return ret;
 }
