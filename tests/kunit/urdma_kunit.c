@@ -2427,26 +2427,29 @@ static void urdma_test_resp_seq(struct kunit *test)
 		{ URDMA_OP_FLUSH,		true,  false, false },
 		{ URDMA_OP_ATOMIC_WRITE,	true,  false, false },
 	};
+	/* One zeroed urdma_wire per state: too large for three on the stack. */
+	struct urdma_wire *w = kunit_kzalloc(test, 3 * sizeof(*w), GFP_KERNEL);
+	struct urdma_wire *idle = &w[0], *in_send = &w[1], *in_write = &w[2];
 	unsigned int i;
 
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	in_send->resp.in_send = true;
+	in_write->resp.in_write = true;
 	for (i = 0; i < ARRAY_SIZE(t); i++) {
 		struct urdma_pkt pkt = {
 			.opcode = URDMA_TR_RC | t[i].op,
 			.flags = urdma_opcodes[URDMA_TR_RC | t[i].op].flags,
 		};
-		struct urdma_wire idle = {};
-		struct urdma_wire in_send = { .resp.in_send = true };
-		struct urdma_wire in_write = { .resp.in_write = true };
 
 		KUNIT_ASSERT_TRUE_MSG(test, pkt.flags & URDMA_PF_REQ,
 				      "opcode 0x%02x", t[i].op);
-		KUNIT_EXPECT_EQ_MSG(test, urdma_resp_seq_ok(&idle, &pkt),
+		KUNIT_EXPECT_EQ_MSG(test, urdma_resp_seq_ok(idle, &pkt),
 				    t[i].idle, "opcode 0x%02x between messages",
 				    t[i].op);
-		KUNIT_EXPECT_EQ_MSG(test, urdma_resp_seq_ok(&in_send, &pkt),
+		KUNIT_EXPECT_EQ_MSG(test, urdma_resp_seq_ok(in_send, &pkt),
 				    t[i].in_send, "opcode 0x%02x in a SEND",
 				    t[i].op);
-		KUNIT_EXPECT_EQ_MSG(test, urdma_resp_seq_ok(&in_write, &pkt),
+		KUNIT_EXPECT_EQ_MSG(test, urdma_resp_seq_ok(in_write, &pkt),
 				    t[i].in_write, "opcode 0x%02x in a WRITE",
 				    t[i].op);
 	}
