@@ -22,6 +22,7 @@ cleanup() {
 	rdma link delete urdma_d0 2>/dev/null
 	rdma link delete urdma_d1 2>/dev/null
 	rdma link delete urdma_x0 2>/dev/null
+	rdma link delete rxe_x 2>/dev/null
 	ip netns del rx 2>/dev/null
 	ip netns del dl 2>/dev/null
 	ip link del vd0 2>/dev/null
@@ -49,17 +50,23 @@ within() {
 }
 saw_fatal() { grep -q "event_type .*(8)" "$1"; }	# IBV_EVENT_DEVICE_FATAL
 
+# pair NS VETH DEV NET: namespace NS, a veth pair VETH0 (here, NET.1) and
+# VETH1 (in NS, NET.2), and devices DEV0 and DEV1 on them, each added from
+# where its netdev is.  With both addresses in one namespace the route
+# between them would be lo's; two hosts are two namespaces.
+pair() {
+	local ns=$1 a=${2}0 b=${2}1 dev=$3 net=$4
+	ip netns add "$ns" && ip link add "$a" type veth peer name "$b" &&
+		ip link set "$b" netns "$ns" && ip addr add "$net.1/24" dev "$a" &&
+		ip link set "$a" up && ip -n "$ns" addr add "$net.2/24" dev "$b" &&
+		ip -n "$ns" link set "$b" up && ip -n "$ns" link set lo up &&
+		rdma link add "${dev}0" type urdma netdev "$a" &&
+		ip netns exec "$ns" rdma link add "${dev}1" type urdma netdev "$b"
+}
+
 # ---- rdma link delete under traffic ---------------------------------------
 
-# The far end in its own namespace, as two hosts would be: with both
-# addresses in one namespace, the route between them is lo's.
-ip netns add dl && ip link add vd0 type veth peer name vd1 &&
-	ip link set vd1 netns dl && ip addr add 10.83.0.1/24 dev vd0 &&
-	ip link set vd0 up && ip -n dl addr add 10.83.0.2/24 dev vd1 &&
-	ip -n dl link set vd1 up && ip -n dl link set lo up
-check "two devices on a veth pair" bash -c \
-	"rdma link add urdma_d0 type urdma netdev vd0 &&
-	 ip netns exec dl rdma link add urdma_d1 type urdma netdev vd1"
+check "two devices on a veth pair, the far end in namespace dl" pair dl vd urdma_d 10.83.0
 if wait_gid_v4 urdma_d1 && g1=$GIDIDX && wait_gid_v4 urdma_d0; then
 	g0=$GIDIDX
 	bw=(ib_write_bw -F -s 65536 -D 60 -p 18720)
@@ -119,13 +126,7 @@ fi
 
 # Only with no namespace but this one (a dying one counts until it is gone).
 check "rdma system set netns exclusive" wait_for 20 rdma system set netns exclusive
-ip netns add rx && ip link add vx0 type veth peer name vx1 &&
-	ip link set vx1 netns rx && ip addr add 10.84.0.1/24 dev vx0 &&
-	ip link set vx0 up && ip -n rx addr add 10.84.0.2/24 dev vx1 &&
-	ip -n rx link set vx1 up && ip -n rx link set lo up
-check "a device on each end of the pair" bash -c \
-	"rdma link add urdma_x0 type urdma netdev vx0 &&
-	 ip netns exec rx rdma link add urdma_x1 type urdma netdev vx1"
+check "a device on each end of a veth pair, the far end in rx" pair rx vx urdma_x 10.84.0
 # New devices start in the initial namespace, wherever their netdev is.
 check "urdma_x1 is not seen in rx before the move" bash -c \
 	"! ip netns exec rx rdma dev show 2>&1 | grep -q urdma_x1"
@@ -139,6 +140,15 @@ check "urdma_x1 is in rx" bash -c \
 check "and no longer here" bash -c "! rdma dev show | grep -q urdma_x1"
 check "urdma_x0 is not seen in rx" bash -c \
 	"! ip netns exec rx rdma dev show | grep -q urdma_x0"
+# rxe (no disassociate_ucontext) cannot be moved: the same command, beside.
+if out=$(rdma link add rxe_x type rxe netdev vx0 2>&1); then
+	check_fails "rxe beside: rdma dev set rxe_x netns rx is refused" \
+		rdma dev set rxe_x netns rx
+	rdma link delete rxe_x
+else
+	tap_skip "rxe beside: rdma dev set rxe_x netns rx is refused" \
+		"no rxe here: $out"
+fi
 # rdma_cm in the namespace finds the device that moved there.
 if ip netns exec rx bash -c ". $(dirname "$0")/lib.sh; wait_gid_v4 urdma_x1" &&
 	wait_gid_v4 urdma_x0; then
