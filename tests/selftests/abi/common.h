@@ -373,18 +373,28 @@ static int rdma_res_json(const char *args, char **out)
 	return 0;
 }
 
+/* @n is a whole attribute within the @len bytes left. */
+static bool nla_ok(const struct nlattr *n, int len)
+{
+	return len >= (int)NLA_HDRLEN && n->nla_len >= NLA_HDRLEN &&
+	       n->nla_len <= len;
+}
+
+/* The attribute after @n; *@len drops by @n's aligned size. */
+static struct nlattr *nla_next(const struct nlattr *n, int *len)
+{
+	*len -= NLA_ALIGN(n->nla_len);
+	return (struct nlattr *)((char *)n + NLA_ALIGN(n->nla_len));
+}
+
 /* Attribute @type among the @len bytes of attributes at @a, or NULL. */
 static struct nlattr *nla_find(void *a, int len, int type)
 {
-	struct nlattr *n = a;
+	struct nlattr *n;
 
-	while (len >= (int)NLA_HDRLEN && n->nla_len >= NLA_HDRLEN &&
-	       n->nla_len <= len) {
+	for (n = a; nla_ok(n, len); n = nla_next(n, &len))
 		if ((n->nla_type & NLA_TYPE_MASK) == type)
 			return n;
-		len -= NLA_ALIGN(n->nla_len);
-		n = (struct nlattr *)((char *)n + NLA_ALIGN(n->nla_len));
-	}
 	return NULL;
 }
 
@@ -400,11 +410,9 @@ static void res_summary(void *attrs, int len, struct res_counts *c)
 	sum = nla_find(attrs, len, RDMA_NLDEV_ATTR_RES_SUMMARY);
 	if (!sum)
 		return;
-	e = (struct nlattr *)NLA_DATA(sum);
-	for (left = NLA_LEN(sum); left >= (int)NLA_HDRLEN &&
-	     e->nla_len >= NLA_HDRLEN && e->nla_len <= left;
-	     left -= NLA_ALIGN(e->nla_len),
-	     e = (struct nlattr *)((char *)e + NLA_ALIGN(e->nla_len))) {
+	left = NLA_LEN(sum);
+	for (e = (struct nlattr *)NLA_DATA(sum); nla_ok(e, left);
+	     e = nla_next(e, &left)) {
 		long v;
 
 		name = nla_find(NLA_DATA(e), NLA_LEN(e),
@@ -433,14 +441,12 @@ static void res_summary(void *attrs, int len, struct res_counts *c)
  */
 static int read_counts(struct res_counts *c)
 {
-	struct {
-		struct nlmsghdr h;
-	} req = {
-		.h.nlmsg_len = sizeof(req),
-		.h.nlmsg_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV,
-						 RDMA_NLDEV_CMD_RES_GET),
-		.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
-		.h.nlmsg_seq = 1,
+	struct nlmsghdr req = {
+		.nlmsg_len = sizeof(req),
+		.nlmsg_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV,
+					       RDMA_NLDEV_CMD_RES_GET),
+		.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+		.nlmsg_seq = 1,
 	};
 	static char buf[65536] __attribute__((aligned(NLMSG_ALIGNTO)));
 	bool done = false, found = false;
