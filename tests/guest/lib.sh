@@ -117,10 +117,14 @@ tcp_listening() {
 	return 1
 }
 
-# cm_listening PORT: an rdma_cm ID listens on PORT (any device, address
-# and port space), as "rdma resource show cm_id" lists it.
+# cm_listening PORT [PID]: an rdma_cm ID listens on PORT (any device,
+# address and port space), as "rdma resource show cm_id" lists it in PID's
+# network namespace (default: this one; with exclusive RDMA namespaces,
+# each sees only its own devices).
 cm_listening() {
-	rdma resource show cm_id 2>/dev/null |
+	local ns=()
+	[ -n "${2:-}" ] && ns=(nsenter -t "$2" -n)
+	"${ns[@]}" rdma resource show cm_id 2>/dev/null |
 		grep -Eq "state LISTEN .*src-addr [^ ]*:$1( |\$)"
 }
 

@@ -152,19 +152,9 @@ fi
 # rdma_cm in the namespace finds the device that moved there.
 if ip netns exec rx bash -c ". $(dirname "$0")/lib.sh; wait_gid_v4 urdma_x1" &&
 	wait_gid_v4 urdma_x0; then
-	PAIR_SRC=0 PAIR_CRC=0
-	ip netns exec rx timeout -k 5 60 rping -s -a 10.84.0.2 -p 18721 -C 10 \
-		>"$LOGS/rping.server" 2>&1 &
-	spid=$!
-	if wait_for 30 bash -c "ip netns exec rx rdma resource show cm_id |
-			grep -Eq 'state LISTEN .*:18721( |\$)'"; then
-		timeout -k 5 60 rping -c -a 10.84.0.2 -p 18721 -C 10 -V -v \
-			>"$LOGS/rping.client" 2>&1 || PAIR_CRC=$?
-	else
-		PAIR_CRC=-
-		kill "$spid" 2>/dev/null
-	fi
-	wait "$spid" || PAIR_SRC=$?
+	srv=(ip netns exec rx timeout -k 5 60 rping -s -a 10.84.0.2 -p 18721 -C 10)
+	PAIR_CM=1 pair_run "$LOGS/rping" 18721 ${#srv[@]} "${srv[@]}" \
+		timeout -k 5 60 rping -c -a 10.84.0.2 -p 18721 -C 10 -V -v
 	if [ "$PAIR_SRC" = 0 ] && [ "$PAIR_CRC" = 0 ] &&
 		[ "$(grep -c 'ping data' "$LOGS/rping.client")" = 10 ]; then
 		tap_ok "rping from here to a server in rx (rdma_cm, 10 pings verified)"
