@@ -70,4 +70,32 @@ static inline struct ib_udata *urdma_create_cq_udata(struct ib_udata *udata)
 #define URDMA_IMPORT_KUNIT_NS() MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING)
 #endif
 
+/*
+ * 6.12 passes reg_user_mr_dmabuf the uverbs attribute bundle instead of
+ * the udata.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+typedef struct uverbs_attr_bundle urdma_dmabuf_mr_attrs_t;
+#else
+typedef struct ib_udata urdma_dmabuf_mr_attrs_t;
+#endif
+
+/*
+ * From 6.2 on dma_buf_vmap() wants the reservation lock held and the
+ * _unlocked variants take it; before, dma_buf_vmap() locked by itself.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define urdma_dma_buf_vmap(buf, map) dma_buf_vmap_unlocked(buf, map)
+#define urdma_dma_buf_vunmap(buf, map) dma_buf_vunmap_unlocked(buf, map)
+#else
+#define urdma_dma_buf_vmap(buf, map) dma_buf_vmap(buf, map)
+#define urdma_dma_buf_vunmap(buf, map) dma_buf_vunmap(buf, map)
+#endif
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#define URDMA_IMPORT_DMA_BUF_NS() MODULE_IMPORT_NS("DMA_BUF")
+#else
+#define URDMA_IMPORT_DMA_BUF_NS() MODULE_IMPORT_NS(DMA_BUF)
+#endif
+
 #endif /* URDMA_COMPAT_H */

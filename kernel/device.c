@@ -341,6 +341,7 @@ static const struct ib_device_ops urdma_dev_ops = {
 	.query_qp = urdma_query_qp,
 	.query_srq = urdma_query_srq,
 	.reg_user_mr = urdma_reg_user_mr,
+	.reg_user_mr_dmabuf = urdma_reg_user_mr_dmabuf,
 	.req_notify_cq = urdma_req_notify_cq,
 	.rereg_user_mr = urdma_rereg_user_mr,
 	.resize_cq = urdma_resize_cq,

@@ -304,4 +304,5 @@ module_exit(urdma_exit);
 MODULE_AUTHOR("The urdma developers");
 MODULE_DESCRIPTION("urdma: software RoCEv2 RDMA adapter");
 MODULE_LICENSE("Dual BSD/GPL");
+URDMA_IMPORT_DMA_BUF_NS();
 MODULE_ALIAS_RDMA_LINK(URDMA_LINK_TYPE);

@@ -11,6 +11,7 @@
  * it, as the IBTA allows (the MR takes a new generation, which the windows
  * no longer match); they can be bound again.
  */
+#include <linux/dma-buf.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <kunit/visibility.h>
@@ -348,6 +349,10 @@ static void urdma_mr_release(struct urdma_dev *udev, struct urdma_mr *mr)
 	urdma_mtt_free(&mr->mtt);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
+	if (mr->dmabuf) {
+		urdma_dma_buf_vunmap(mr->dmabuf, &mr->dmabuf_map);
+		dma_buf_put(mr->dmabuf);
+	}
 	kfree(mr);
 	atomic_dec(&udev->nr_mr);
 }
@@ -409,6 +414,102 @@ err_release:
 	return ERR_PTR(ret);
 }
 
+/*
+ * dma-buf MRs.  ib_umem_dmabuf_get_pinned() attaches to the buffer for the
+ * device's DMA device, and a software device has none (dma_buf_attach()
+ * refuses a NULL one).  The engine reads and writes with the CPU, and the
+ * CPU's way into a dma-buf is its exporter's vmap: the exporter keeps a
+ * vmap'd buffer in place until the vunmap (udmabuf holds its folios, GEM
+ * shmem pins its pages), which is what a registration needs.  The MR
+ * holds a reference on the buffer, so closing the fd does not end it.
+ *
+ * The vmap is virtually contiguous, so block i of the MTT is simply the
+ * address where byte (base + i * PAGE_SIZE - iova) of the range is mapped.
+ */
+static int urdma_mr_map_dmabuf(struct urdma_mr *mr, u64 offset, u64 length,
+			       u64 iova, int fd)
+{
+	struct urdma_mtt *mtt = &mr->mtt;
+	struct dma_buf *dmabuf;
+	u64 end, iova_end, kaddr;
+	u32 i;
+	int ret;
+
+	if (!length || length > URDMA_MAX_MR_SIZE ||
+	    check_add_overflow(offset, length, &end) ||
+	    check_add_overflow(iova, length, &iova_end))
+		return -EINVAL;
+	dmabuf = dma_buf_get(fd);
+	if (IS_ERR(dmabuf))
+		return PTR_ERR(dmabuf);
+	ret = -EINVAL;
+	if (end > dmabuf->size)
+		goto err_put;
+	ret = -EACCES;
+	if (ib_access_writable(mr->mem.access) &&
+	    !(dmabuf->file->f_mode & FMODE_WRITE))
+		goto err_put;
+	ret = urdma_dma_buf_vmap(dmabuf, &mr->dmabuf_map);
+	if (ret)
+		goto err_put;
+	ret = -EOPNOTSUPP;	/* device memory: not for memcpy */
+	if (mr->dmabuf_map.is_iomem)
+		goto err_vunmap;
+
+	mtt->iova = iova;
+	mtt->length = length;
+	mtt->block_shift = PAGE_SHIFT;
+	mtt->base = iova & PAGE_MASK;
+	mtt->nents = DIV_ROUND_UP(iova - mtt->base + length, PAGE_SIZE);
+	mtt->pas = kvcalloc(mtt->nents, sizeof(*mtt->pas), GFP_KERNEL);
+	ret = -ENOMEM;
+	if (!mtt->pas)
+		goto err_vunmap;
+	kaddr = (uintptr_t)mr->dmabuf_map.vaddr + offset - (iova - mtt->base);
+	for (i = 0; i < mtt->nents; i++)
+		mtt->pas[i] = kaddr + ((u64)i << PAGE_SHIFT);
+	mr->dmabuf = dmabuf;
+	return 0;
+
+err_vunmap:
+	urdma_dma_buf_vunmap(dmabuf, &mr->dmabuf_map);
+err_put:
+	dma_buf_put(dmabuf);
+	return ret;
+}
+
+struct ib_mr *urdma_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
+				       u64 length, u64 iova, int fd, int access,
+				       urdma_dmabuf_mr_attrs_t *attrs)
+{
+	struct urdma_dev *udev = to_udev(ibpd->device);
+	struct urdma_mr *mr;
+	int ret;
+
+	mr = urdma_mr_alloc(ibpd, URDMA_MEM_DMABUF, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+
+	ret = urdma_mr_map_dmabuf(mr, offset, length, iova, fd);
+	if (ret)
+		goto err_release;
+
+	ret = urdma_mr_publish(udev, mr);
+	if (ret)
+		goto err_release;
+
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = length;
+	mr->ibmr.page_size = PAGE_SIZE;
+	urdma_dbg_dev(udev, "mr %#x: dma-buf, %llu bytes at %llu\n",
+		      mr->mem.key, length, offset);
+	return &mr->ibmr;
+
+err_release:
+	urdma_mr_release(udev, mr);
+	return ERR_PTR(ret);
+}
+
 /* Pinning must be redone if the range moves or becomes writable. */
 static bool urdma_rereg_needs_pin(struct urdma_mr *mr, int flags, int access)
 {
@@ -436,6 +537,7 @@ struct ib_mr *urdma_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	struct urdma_mtt mtt = {};
 	int ret;
 
+	/* Not a dma-buf MR either: libibverbs never asks for that. */
 	if (mr->mem.type != URDMA_MEM_USER)
 		return ERR_PTR(-EINVAL);
 	if (flags & ~IB_MR_REREG_SUPPORTED)

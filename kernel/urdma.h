@@ -10,6 +10,7 @@
 #include <linux/etherdevice.h>
 #include <linux/netdevice.h>
 #include <linux/idr.h>
+#include <linux/iosys-map.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -308,6 +309,8 @@ struct urdma_mr {
 	struct ib_mr ibmr;
 	struct urdma_mem mem;
 	struct ib_umem *umem;
+	struct dma_buf *dmabuf;
+	struct iosys_map dmabuf_map;
 	struct urdma_mtt mtt;
 	u32 max_pages;
 	u64 gen;
@@ -477,6 +480,9 @@ struct urdma_mr *urdma_mw_mr(struct urdma_dev *udev,
 			     const struct urdma_mw_view *v, int access);
 struct ib_mr *urdma_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *urdma_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
+				       u64 length, u64 iova, int fd, int access,
+				       urdma_dmabuf_mr_attrs_t *attrs);
 struct ib_mr *urdma_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 iova, int access,
 				  struct ib_pd *ibpd, struct ib_udata *udata);

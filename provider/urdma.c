@@ -55,6 +55,7 @@ static const struct verbs_context_ops urdma_ctx_ops = {
 	.query_port = urdma_query_port,
 	.query_qp = urdma_query_qp,
 	.query_srq = urdma_query_srq,
+	.reg_dmabuf_mr = urdma_reg_dmabuf_mr,
 	.reg_mr = urdma_reg_mr,
 	.req_notify_cq = urdma_req_notify_cq,
 	.rereg_mr = urdma_rereg_mr,

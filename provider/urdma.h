@@ -291,6 +291,9 @@ struct ibv_pd *urdma_alloc_parent_domain(struct ibv_context *ibvctx,
 					 struct ibv_parent_domain_init_attr *attr);
 struct ibv_mr *urdma_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
+struct ibv_mr *urdma_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
+				   size_t length, uint64_t iova, int fd,
+				   int access);
 int urdma_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		   void *addr, size_t length, int access);
 int urdma_dereg_mr(struct verbs_mr *vmr);

@@ -158,6 +158,29 @@ struct ibv_mr *urdma_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	return &vmr->ibv_mr;
 }
 
+struct ibv_mr *urdma_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
+				   size_t length, uint64_t iova, int fd,
+				   int access)
+{
+	struct verbs_mr *vmr;
+	int err;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	err = ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, vmr,
+				    NULL);
+	if (err) {
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
 int urdma_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		   void *addr, size_t length, int access)
 {
