@@ -32,14 +32,14 @@ while [ $# -gt 0 ]; do
 done
 case $KERNEL in
 debian-6.12) KVER=$(basename "$(ls -d /lib/modules/6.12.*-amd64 | sort | tail -1)") ;;
-*) echo "bench: only debian-6.12 has a siw.ko build (scripts/build-siw.sh)" >&2; exit 2 ;;
+*) echo "bench: only debian-6.12 has a siw.ko build (scripts/build-oot.sh siw)" >&2; exit 2 ;;
 esac
 
 say() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 [ -x "$TOP/build/tests/urdma_limits" ] || { echo "bench: make tests first" >&2; exit 1; }
 say "building urdma.ko and siw.ko for $KVER"
 make -s -C "$TOP" modules KVER="$KVER"
-SIW=$("$TOP/scripts/build-siw.sh" "$KVER" | tail -n 1)
+SIW=$("$TOP/scripts/build-oot.sh" siw "$KVER" | tail -n 1)
 RAW=$TOP/build/bench/results-$$.jsonl
 mkdir -p "$(dirname "$RAW")"
 commit=$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown)

@@ -145,7 +145,16 @@ vport() {
 	return 1
 }
 
+# Drivers the host built for this kernel (urdma-vm's build_extra_modules).
+load_extra_modules() {
+	local ko
+	for ko in $URDMA_VM_EXTRA_KO; do
+		insmod "$ko" || setup_failed install "insmod $ko failed"
+	done
+}
+
 install_urdma() {
+	load_extra_modules
 	[ "$URDMA_VM_INSTALL" = 1 ] || return 0
 	log "make -C $URDMA_VM_REPO install"
 	make -C "$URDMA_VM_REPO" install \
