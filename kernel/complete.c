@@ -4,6 +4,7 @@
  * of a send WQE, for the local path and the wire path alike.
  */
 #include <linux/atomic.h>
+#include <linux/ktime.h>
 
 #include "urdma.h"
 #include "exec.h"
@@ -19,6 +20,15 @@
  *
  * Return: false if the CQ was full; the CQE is lost and the CQ is in error.
  */
+/* When the engine completed it, on the device clock and the wall clock. */
+static void urdma_cqe_stamp(struct urdma_cqe *slot)
+{
+	struct urdma_cqe_ts *ts = container_of(slot, struct urdma_cqe_ts, cqe);
+
+	ts->ts_raw = ktime_get_ns();
+	ts->ts_wall = ktime_get_real_ns();
+}
+
 bool urdma_cq_push(struct urdma_engine *eng, struct urdma_cq *cq,
 		   struct urdma_cqe *src, bool solicited)
 {
@@ -35,6 +45,8 @@ bool urdma_cq_push(struct urdma_engine *eng, struct urdma_cq *cq,
 		cq->overflow = true;
 	} else {
 		slot = urdma_ring_entry(&cq->ring, cq->prod);
+		if (cq->ring.stride == URDMA_CQE_TS_SIZE)
+			urdma_cqe_stamp(slot);
 		src->owner = urdma_ring_phase(&cq->ring, cq->prod);
 		memcpy(slot, src, offsetof(struct urdma_cqe, owner));
 		/* Every field before the owner bit that validates them. */

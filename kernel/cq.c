@@ -13,6 +13,13 @@
 #include "urdma.h"
 #include "../uapi/rdma/urdma-abi.h"
 
+/* Bytes per entry of a user CQ created with @flags. */
+static u32 urdma_cq_stride(u32 flags)
+{
+	return flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION ?
+	       URDMA_CQE_TS_SIZE : URDMA_CQE_SIZE;
+}
+
 static int urdma_cq_user_init(struct urdma_cq *cq, const struct ib_cq_init_attr
 			      *attr, struct ib_udata *udata)
 {
@@ -29,7 +36,8 @@ static int urdma_cq_user_init(struct urdma_cq *cq, const struct ib_cq_init_attr
 		return -EINVAL;
 
 	ret = urdma_queue_init(uctx, &cq->ring, &cq->db, cmd.buf_addr,
-			       cmd.nent, URDMA_CQE_SIZE, cmd.db_addr);
+			       cmd.nent, urdma_cq_stride(attr->flags),
+			       cmd.db_addr);
 	if (ret)
 		return ret;
 
@@ -48,7 +56,9 @@ int urdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct urdma_cq *cq = to_ucq(ibcq);
 	int ret, id;
 
-	if (attr->flags)
+	/* Timestamps are for user CQs: struct ib_wc has no place for them. */
+	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION ||
+	    (attr->flags && !udata))
 		return -EOPNOTSUPP;
 	if (attr->cqe < 1 || attr->cqe > URDMA_MAX_CQE ||
 	    attr->comp_vector >= ibcq->device->num_comp_vectors)
@@ -113,7 +123,7 @@ static int urdma_cq_move_cqes(struct urdma_cq *cq, struct urdma_ring *new,
 		struct urdma_cqe *dst = urdma_ring_entry(new, i);
 
 		memcpy(dst, urdma_ring_entry(&cq->ring, cons + i),
-		       sizeof(*dst));
+		       cq->ring.stride);
 		dst->owner = urdma_ring_phase(new, i);
 	}
 	return n;
@@ -176,7 +186,7 @@ int urdma_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		    !urdma_ring_size_ok(cmd.nent, cqe, URDMA_MAX_CQE))
 			return -EINVAL;
 		ret = urdma_ring_init_user(uctx, &new, cmd.buf_addr, cmd.nent,
-					   URDMA_CQE_SIZE);
+					   cq->ring.stride);
 	} else {
 		ret = urdma_ring_init_kernel(&new, roundup_pow_of_two(cqe),
 					     URDMA_CQE_SIZE);

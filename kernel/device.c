@@ -107,6 +107,8 @@ void urdma_fill_device_attr(struct ib_device_attr *attr)
 	attr->max_srq_wr = URDMA_MAX_SRQ_WR;
 	attr->max_srq_sge = URDMA_MAX_SRQ_SGE;
 	attr->max_pkeys = URDMA_MAX_PKEYS;
+	attr->hca_core_clock = URDMA_HCA_CORE_CLOCK_KHZ;
+	attr->timestamp_mask = U64_MAX;
 	attr->local_ca_ack_delay = URDMA_LOCAL_ACK_DELAY;
 	attr->max_fast_reg_page_list_len = URDMA_MAX_FAST_REG_PAGES;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;

@@ -36,9 +36,16 @@ URDMA_SAME_OPCODE(URDMA_CQE_FLUSH, IBV_WC_FLUSH);
 URDMA_SAME_OPCODE(URDMA_CQE_RECV, IBV_WC_RECV);
 URDMA_SAME_OPCODE(URDMA_CQE_RECV_RDMA_IMM, IBV_WC_RECV_RDMA_WITH_IMM);
 
+#define URDMA_CQE_SHIFT 5
+#define URDMA_CQE_TS_SHIFT 6
+static_assert(1 << URDMA_CQE_SHIFT == URDMA_CQE_SIZE, "CQE size");
+static_assert(1 << URDMA_CQE_TS_SHIFT == URDMA_CQE_TS_SIZE, "CQE size");
+
 enum {
-	/* Every field of struct ibv_wc has a reader. */
-	URDMA_CQ_SUP_WC_FLAGS = IBV_WC_STANDARD_FLAGS,
+	URDMA_CQ_TS_WC_FLAGS = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+			       IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
+	/* Every field of struct ibv_wc has a reader, and the timestamps. */
+	URDMA_CQ_SUP_WC_FLAGS = IBV_WC_STANDARD_FLAGS | URDMA_CQ_TS_WC_FLAGS,
 	/* Not IBV_CQ_INIT_ATTR_MASK_PD: there are no parent domains. */
 	URDMA_CQ_SUP_COMP_MASK = IBV_CQ_INIT_ATTR_MASK_FLAGS |
 				 IBV_CQ_INIT_ATTR_MASK_PD,
@@ -46,11 +53,19 @@ enum {
 	URDMA_CQ_SUP_FLAGS = IBV_CREATE_CQ_ATTR_SINGLE_THREADED,
 };
 
+/* The CQE at free-running index idx, filled or not. */
+static inline struct urdma_cqe *urdma_cq_at(struct urdma_cq *cq, uint32_t idx)
+{
+	return (struct urdma_cqe *)((char *)cq->cqes +
+				    ((size_t)(idx & (cq->nent - 1)) <<
+				     cq->cqe_shift));
+}
+
 /* Is the CQE at free-running index idx filled? */
 static inline struct urdma_cqe *urdma_cq_valid_at(struct urdma_cq *cq,
 						  uint32_t idx)
 {
-	struct urdma_cqe *cqe = &cq->cqes[idx & (cq->nent - 1)];
+	struct urdma_cqe *cqe = urdma_cq_at(cq, idx);
 	uint8_t owner;
 
 	/* Pairs with the engine's release store of owner. */
@@ -93,17 +108,18 @@ void urdma_cq_clean(struct urdma_cq *cq, uint32_t qpn)
 	while (n < cq->nent && urdma_cq_valid_at(cq, cq->cons + n))
 		n++;
 	for (k = n; k-- > 0;) {
-		struct urdma_cqe *cqe = &cq->cqes[(cq->cons + k) &
-						  (cq->nent - 1)];
+		struct urdma_cqe *cqe = urdma_cq_at(cq, cq->cons + k);
 
 		if (cqe->qp_num == qpn) {
 			nfreed++;
 		} else if (nfreed) {
-			struct urdma_cqe *dst =
-				&cq->cqes[(cq->cons + k + nfreed) &
-					  (cq->nent - 1)];
+			struct urdma_cqe *dst = urdma_cq_at(cq, cq->cons + k +
+							    nfreed);
 
+			/* All but the owner byte (timestamps follow it). */
 			memcpy(dst, cqe, offsetof(struct urdma_cqe, owner));
+			memcpy(dst + 1, cqe + 1,
+			       (1u << cq->cqe_shift) - sizeof(*cqe));
 		}
 	}
 	if (nfreed) {
@@ -311,6 +327,22 @@ static uint8_t urdma_read_dlid_path_bits(struct ibv_cq_ex *ibvcq)
 	return 0;
 }
 
+/* The timestamps that follow the CQE in a CQ created with them. */
+static const struct urdma_cqe_ts *urdma_cur_ts(struct ibv_cq_ex *ibvcq)
+{
+	return (const struct urdma_cqe_ts *)cq_ex_to_urdma_cq(ibvcq)->cur;
+}
+
+static uint64_t urdma_read_completion_ts(struct ibv_cq_ex *ibvcq)
+{
+	return urdma_cur_ts(ibvcq)->ts_raw;
+}
+
+static uint64_t urdma_read_completion_wallclock_ns(struct ibv_cq_ex *ibvcq)
+{
+	return urdma_cur_ts(ibvcq)->ts_wall;
+}
+
 static void urdma_cq_set_ex_ops(struct urdma_cq *cq, uint64_t wc_flags)
 {
 	struct ibv_cq_ex *cq_ex = &cq->vcq.cq_ex;
@@ -335,6 +367,11 @@ static void urdma_cq_set_ex_ops(struct urdma_cq *cq, uint64_t wc_flags)
 		cq_ex->read_sl = urdma_read_sl;
 	if (wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
 		cq_ex->read_dlid_path_bits = urdma_read_dlid_path_bits;
+	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+		cq_ex->read_completion_ts = urdma_read_completion_ts;
+	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+		cq_ex->read_completion_wallclock_ns =
+			urdma_read_completion_wallclock_ns;
 }
 
 /* The ring size for cqe entries, or 0 (errno EINVAL) if out of range. */
@@ -398,7 +435,10 @@ static struct urdma_cq *urdma_cq_create(struct ibv_context *ibvctx,
 	if (err)
 		goto err_free_cq;
 
-	err = urdma_alloc_buf(ctx, &cq->ring, (size_t)nent * URDMA_CQE_SIZE,
+	/* The kernel makes the entries 64 bytes when asked for timestamps. */
+	cq->cqe_shift = attr->wc_flags & URDMA_CQ_TS_WC_FLAGS ?
+			URDMA_CQE_TS_SHIFT : URDMA_CQE_SHIFT;
+	err = urdma_alloc_buf(ctx, &cq->ring, (size_t)nent << cq->cqe_shift,
 			      attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD ?
 			      to_urdma_pd(attr->parent_domain) : NULL,
 			      URDMA_RES_TYPE_CQ);
@@ -483,7 +523,7 @@ int urdma_resize_cq(struct ibv_cq *ibvcq, int cqe)
 	if (!nent)
 		return errno;
 
-	err = urdma_alloc_buf(ctx, &ring, (size_t)nent * URDMA_CQE_SIZE,
+	err = urdma_alloc_buf(ctx, &ring, (size_t)nent << cq->cqe_shift,
 			      cq->ring.pd, URDMA_RES_TYPE_CQ);
 	if (err)
 		return err;

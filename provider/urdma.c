@@ -54,6 +54,7 @@ static const struct verbs_context_ops urdma_ctx_ops = {
 	.query_device_ex = urdma_query_device_ex,
 	.query_port = urdma_query_port,
 	.query_qp = urdma_query_qp,
+	.query_rt_values = urdma_query_rt_values,
 	.query_srq = urdma_query_srq,
 	.reg_dmabuf_mr = urdma_reg_dmabuf_mr,
 	.reg_mr = urdma_reg_mr,

@@ -77,8 +77,9 @@ struct urdma_cq {
 	struct verbs_cq vcq;
 	pthread_spinlock_t lock;
 	struct urdma_buf ring;
-	struct urdma_cqe *cqes;		/* ring.buf */
+	void *cqes;			/* ring.buf */
 	uint32_t nent;			/* a power of two */
+	uint32_t cqe_shift;		/* log2 of the entry size */
 	uint32_t cons;
 	struct urdma_cq_db *db;
 	uint32_t cqn;
@@ -291,6 +292,8 @@ struct ibv_pd *urdma_alloc_parent_domain(struct ibv_context *ibvctx,
 					 struct ibv_parent_domain_init_attr *attr);
 struct ibv_mr *urdma_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
+int urdma_query_rt_values(struct ibv_context *ibvctx,
+			  struct ibv_values_ex *values);
 struct ibv_mr *urdma_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 				   size_t length, uint64_t iova, int fd,
 				   int access);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "urdma.h"
 
@@ -28,6 +29,27 @@ int urdma_query_device_ex(struct ibv_context *ibvctx,
 	snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),
 		 "%u.%u.%u", (unsigned int)(fw >> 32) & 0xffff,
 		 (unsigned int)(fw >> 16) & 0xffff, (unsigned int)fw & 0xffff);
+	return 0;
+}
+
+/*
+ * The device clock is CLOCK_MONOTONIC in nanoseconds (hca_core_clock 1
+ * GHz): the raw value goes in tv_nsec, as mlx5 reports its cycle count.
+ */
+int urdma_query_rt_values(struct ibv_context *ibvctx,
+			  struct ibv_values_ex *values)
+{
+	struct timespec now;
+
+	if (!check_comp_mask(values->comp_mask, IBV_VALUES_MASK_RAW_CLOCK))
+		return EINVAL;
+	if (values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK) {
+		if (clock_gettime(CLOCK_MONOTONIC, &now))
+			return errno;
+		values->raw_clock.tv_sec = 0;
+		values->raw_clock.tv_nsec = now.tv_sec * 1000000000L +
+					    now.tv_nsec;
+	}
 	return 0;
 }
 

@@ -470,8 +470,30 @@ struct urdma_cqe {
 URDMA_ABI_ASSERT_SIZE(urdma_cqe, URDMA_CQE_SIZE);
 
 /*
- * CREATE_CQ.  buf_addr holds nent * URDMA_CQE_SIZE zeroed bytes, nent a
- * power of two >= the requested cqe.
+ * The entry of a CQ created with IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION
+ * (libibverbs asks for it for IBV_WC_EX_WITH_COMPLETION_TIMESTAMP and
+ * _WALLCLOCK): the CQE, then when the engine wrote it, on two clocks read
+ * together.  The device clock is CLOCK_MONOTONIC in nanoseconds, so
+ * hca_core_clock is 1000000 kHz and timestamp_mask all ones.  Both are
+ * written before the owner bit that validates the CQE.
+ */
+struct urdma_cqe_ts {
+	struct urdma_cqe cqe;
+	__u64 ts_raw;		/* CLOCK_MONOTONIC, ns: the device clock */
+	__u64 ts_wall;		/* CLOCK_REALTIME, ns */
+	__u64 reserved[2];
+};
+
+#define URDMA_CQE_TS_SIZE	64
+URDMA_ABI_ASSERT_SIZE(urdma_cqe_ts, URDMA_CQE_TS_SIZE);
+
+/* The device clock: 1 GHz (nanoseconds), as hca_core_clock reports it. */
+#define URDMA_HCA_CORE_CLOCK_KHZ 1000000
+
+/*
+ * CREATE_CQ.  buf_addr holds nent * URDMA_CQE_SIZE zeroed bytes (nent *
+ * URDMA_CQE_TS_SIZE with timestamps), nent a power of two >= the
+ * requested cqe.  RESIZE_CQ keeps the entry size.
  */
 struct urdma_create_cq_cmd {
 	__u32 comp_mask;	/* must be 0 */

@@ -229,12 +229,16 @@ TEST_F(q, cq_drv_cmd_garbage)
 	ASSERT_RET(0, cq_new(&self->e, 1, &cq));
 }
 
-/* The extended core command: comp_mask/reserved (core), flags (urdma). */
+/*
+ * The extended core command: comp_mask/reserved (core), flags (urdma: only
+ * IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION, which makes the entries 64
+ * bytes; the ring here is a page).
+ */
 TEST_F(q, cq_ex_core_fields)
 {
 	static const uint32_t flags[] = {
-		1 << 0,	/* IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION */
 		1 << 1,	/* IB_UVERBS_CQ_FLAGS_IGNORE_OVERRUN */
+		1 << 0 | 1 << 1,
 		1u << 31,
 	};
 	struct ib_uverbs_ex_create_cq c = { .cqe = 1, .comp_channel = -1 };
@@ -258,8 +262,12 @@ TEST_F(q, cq_ex_core_fields)
 					     CQ_DRV),
 			    "(CQ create flags 0x%x)", flags[i]);
 	}
-	c.flags = 0;
 	ASSERT_LIVE(0, 0, 0);
+	c.flags = 1 << 0;	/* IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION */
+	ASSERT_RET(0, create_cq_ex_raw(self->e.fd, &c, &d, sizeof(d), r,
+				       CQ_DRV));
+	ASSERT_RET(0, destroy_cq(self->e.fd, resp_handle(r)));
+	c.flags = 0;
 	ASSERT_RET(0, create_cq_ex_raw(self->e.fd, &c, &d, sizeof(d), r,
 				       CQ_DRV));
 	ASSERT_RET(0, destroy_cq(self->e.fd, resp_handle(r)));
