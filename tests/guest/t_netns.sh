@@ -7,6 +7,7 @@
 #    gets IBV_EVENT_DEVICE_FATAL, nothing is left.
 #  - rmmod urdma while a process holds a context: the module unloads (the
 #    core disassociates the context instead of pinning the module).
+#  - rdma_cm into a namespace whose link is a macvlan (as a container's).
 #  - rdma system set netns exclusive; a device moved with "rdma dev set
 #    DEV netns NS" while a context is open on it; rdma_cm (rping) between
 #    that namespace and this one over a veth pair; the namespace deleted
@@ -25,6 +26,9 @@ cleanup() {
 	rdma link delete rxe_x 2>/dev/null
 	ip netns del rx 2>/dev/null
 	ip netns del dl 2>/dev/null
+	ip netns del mv 2>/dev/null
+	rdma link delete urdma_m0 2>/dev/null
+	ip link del vm0 2>/dev/null
 	ip link del vd0 2>/dev/null
 	ip link del vx0 2>/dev/null
 	wait_for 10 bash -c '[ -z "$(ip netns list)" ]'
@@ -121,6 +125,45 @@ else
 	tap_fail "rmmod urdma while a process holds a context" \
 		"ibv_asyncwatch -d $DEV did not start: $(cat "$LOGS/watch.rmmod")"
 fi
+
+# ---- rdma_cm in a container's namespace on macvlan ------------------------
+
+# A container's usual link: a macvlan (bridge mode) on a host netdev, moved
+# into its namespace.  Here the host netdev is the far end of a veth pair,
+# so the frames between the two devices cross a real link layer.
+macvlan_pair() {
+	ip netns add mv && ip link add vm0 type veth peer name vm1 &&
+		ip addr add 10.85.0.1/24 dev vm0 && ip link set vm0 up &&
+		ip link set vm1 up &&
+		ip link add mvl0 link vm1 type macvlan mode bridge &&
+		ip link set mvl0 netns mv &&
+		ip -n mv addr add 10.85.0.2/24 dev mvl0 &&
+		ip -n mv link set mvl0 up && ip -n mv link set lo up &&
+		rdma link add urdma_m0 type urdma netdev vm0 &&
+		ip netns exec mv rdma link add urdma_m1 type urdma netdev mvl0
+}
+check "urdma on a macvlan in namespace mv, its lower device's peer here" \
+	macvlan_pair
+if ip netns exec mv bash -c ". $(dirname "$0")/lib.sh; wait_gid_v4 urdma_m1" &&
+	wait_gid_v4 urdma_m0; then
+	srv=(ip netns exec mv timeout -k 5 60 rping -s -a 10.85.0.2 -p 18722 -C 10)
+	PAIR_CM=1 pair_run "$LOGS/rping.mv" 18722 ${#srv[@]} "${srv[@]}" \
+		timeout -k 5 60 rping -c -a 10.85.0.2 -p 18722 -C 10 -V -v
+	if [ "$PAIR_SRC" = 0 ] && [ "$PAIR_CRC" = 0 ] &&
+		[ "$(grep -c 'ping data' "$LOGS/rping.mv.client")" = 10 ]; then
+		tap_ok "rping from here to a server on the macvlan in mv (10 pings verified)"
+	else
+		tap_fail "rping from here to a server on the macvlan in mv (10 pings verified)" \
+			"$(pair_diag "$LOGS/rping.mv")"
+	fi
+else
+	tap_fail "rping from here to a server on the macvlan in mv (10 pings verified)" \
+		"no IPv4 GID on urdma_m0 or urdma_m1"
+fi
+check "ip netns del mv" ip netns del mv
+check "urdma_m1 is gone with its macvlan" wait_for 20 no_ibdev urdma_m1
+rdma link delete urdma_m0 2>/dev/null
+ip link del vm0 2>/dev/null
 
 # ---- exclusive network namespaces -----------------------------------------
 
