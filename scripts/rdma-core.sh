@@ -12,8 +12,10 @@
 #
 # The cache directory is ${URDMA_CACHE:-/var/cache/urdma}/rdma-core-56.1-HASH,
 # HASH being the first 12 hex digits of sha256(version, cmake flags, this
-# script).  Inside: src/ (source tree), build/ (ninja tree), stage/ (DESTDIR
-# install), and .stamp-* files.  Downloads are shared in ../downloads/.
+# script, the patches in scripts/rdma-core-patches/, which are applied to
+# the unpacked source).  Inside: src/ (source tree), build/ (ninja tree),
+# stage/ (DESTDIR install), and .stamp-* files.  Downloads are shared in
+# ../downloads/.
 set -euo pipefail
 shopt -s nullglob
 
@@ -50,10 +52,13 @@ CMAKE_FLAGS=(
 	-DENABLE_STATIC=0
 )
 
+# Patches to rdma-core's own code (not the provider), applied at unpacking.
+PATCHES=("$TOP"/scripts/rdma-core-patches/*.patch)
+
 HASH=$({
 	echo "$VERSION"
 	printf '%s\n' "${CMAKE_FLAGS[@]}"
-	cat "$SELF"
+	cat "$SELF" "${PATCHES[@]}"
 } | sha256sum | cut -c1-12)
 DIR=$CACHE_ROOT/rdma-core-$VERSION-$HASH
 SRC=$DIR/src
@@ -149,7 +154,7 @@ download() {
 }
 
 cmd_fetch() {
-	local deb tmp
+	local deb tmp p
 
 	if [ -f "$DIR/.stamp-fetch" ]; then
 		say "source present in $SRC"
@@ -168,6 +173,11 @@ cmd_fetch() {
 		# debian/ only for reference (debian/rules); no patches applied.
 		tar -xf "$deb" -C "$tmp"/rdma-core-"$VERSION"
 	fi
+	for p in "${PATCHES[@]}"; do
+		say "applying $(basename "$p")"
+		patch -d "$tmp/rdma-core-$VERSION" -p1 -s --no-backup-if-mismatch <"$p" ||
+			die "$p does not apply"
+	done
 	rm -rf "$SRC"
 	mv "$tmp/rdma-core-$VERSION" "$SRC"
 	rm -rf "$tmp"
