@@ -357,6 +357,29 @@ static void urdma_mr_release(struct urdma_dev *udev, struct urdma_mr *mr)
 	atomic_dec(&udev->nr_mr);
 }
 
+/*
+ * The end of a user registration: @ret is how its translation went.  The
+ * MR gets its key, or is released.
+ */
+static struct ib_mr *urdma_mr_finish(struct urdma_dev *udev,
+				     struct urdma_mr *mr, int ret, u64 iova,
+				     u64 length)
+{
+	if (!ret)
+		ret = urdma_mr_publish(udev, mr);
+	if (ret) {
+		urdma_mr_release(udev, mr);
+		return ERR_PTR(ret);
+	}
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = length;
+	mr->ibmr.page_size = BIT(mr->mtt.block_shift);
+	urdma_dbg_dev(udev, "mr %#x: %s, %llu bytes, %u blocks of %lu\n",
+		      mr->mem.key, mr->dmabuf ? "dma-buf" : "pinned", length,
+		      mr->mtt.nents, BIT(mr->mtt.block_shift));
+	return &mr->ibmr;
+}
+
 /* Pin [start, start + length) and translate it for @iova. */
 static int urdma_mr_pin(struct ib_device *ibdev, u64 start, u64 length,
 			u64 iova, int access, struct ib_umem **umem,
@@ -384,7 +407,6 @@ static int urdma_mr_pin(struct ib_device *ibdev, u64 start, u64 length,
 struct ib_mr *urdma_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata)
 {
-	struct urdma_dev *udev = to_udev(ibpd->device);
 	struct urdma_mr *mr;
 	int ret;
 
@@ -394,24 +416,7 @@ struct ib_mr *urdma_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 
 	ret = urdma_mr_pin(ibpd->device, start, length, iova, access,
 			   &mr->umem, &mr->mtt);
-	if (ret)
-		goto err_release;
-
-	ret = urdma_mr_publish(udev, mr);
-	if (ret)
-		goto err_release;
-
-	mr->ibmr.iova = iova;
-	mr->ibmr.length = length;
-	mr->ibmr.page_size = BIT(mr->mtt.block_shift);
-	urdma_dbg_dev(udev, "mr %#x: %llu bytes, %u blocks of %lu\n",
-		      mr->mem.key, length, mr->mtt.nents,
-		      BIT(mr->mtt.block_shift));
-	return &mr->ibmr;
-
-err_release:
-	urdma_mr_release(udev, mr);
-	return ERR_PTR(ret);
+	return urdma_mr_finish(to_udev(ibpd->device), mr, ret, iova, length);
 }
 
 /*
@@ -482,7 +487,6 @@ struct ib_mr *urdma_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 				       u64 length, u64 iova, int fd, int access,
 				       urdma_dmabuf_mr_attrs_t *attrs)
 {
-	struct urdma_dev *udev = to_udev(ibpd->device);
 	struct urdma_mr *mr;
 	int ret;
 
@@ -491,23 +495,7 @@ struct ib_mr *urdma_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 		return ERR_CAST(mr);
 
 	ret = urdma_mr_map_dmabuf(mr, offset, length, iova, fd);
-	if (ret)
-		goto err_release;
-
-	ret = urdma_mr_publish(udev, mr);
-	if (ret)
-		goto err_release;
-
-	mr->ibmr.iova = iova;
-	mr->ibmr.length = length;
-	mr->ibmr.page_size = PAGE_SIZE;
-	urdma_dbg_dev(udev, "mr %#x: dma-buf, %llu bytes at %llu\n",
-		      mr->mem.key, length, offset);
-	return &mr->ibmr;
-
-err_release:
-	urdma_mr_release(udev, mr);
-	return ERR_PTR(ret);
+	return urdma_mr_finish(to_udev(ibpd->device), mr, ret, iova, length);
 }
 
 /* Pinning must be redone if the range moves or becomes writable. */

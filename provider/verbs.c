@@ -156,6 +156,17 @@ int urdma_dealloc_pd(struct ibv_pd *ibvpd)
 	return 0;
 }
 
+/* The MR of a registration command that returned @err, or NULL. */
+static struct ibv_mr *urdma_reg_result(struct verbs_mr *vmr, int err)
+{
+	if (err) {
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
 struct ibv_mr *urdma_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access)
 {
@@ -172,12 +183,7 @@ struct ibv_mr *urdma_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 
 	err = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd,
 			     sizeof(cmd), &resp, sizeof(resp));
-	if (err) {
-		free(vmr);
-		errno = err;
-		return NULL;
-	}
-	return &vmr->ibv_mr;
+	return urdma_reg_result(vmr, err);
 }
 
 struct ibv_mr *urdma_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
@@ -195,12 +201,7 @@ struct ibv_mr *urdma_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 
 	err = ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, vmr,
 				    NULL);
-	if (err) {
-		free(vmr);
-		errno = err;
-		return NULL;
-	}
-	return &vmr->ibv_mr;
+	return urdma_reg_result(vmr, err);
 }
 
 int urdma_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,

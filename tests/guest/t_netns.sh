@@ -68,6 +68,26 @@ pair() {
 		ip netns exec "$ns" rdma link add "${dev}1" type urdma netdev "$b"
 }
 
+# rping_into NS DEV_THERE DEV_HERE ADDR PORT NAME: once both devices have
+# an IPv4 GID, 10 verified rpings from here to a server in NS on ADDR.
+rping_into() {
+	local ns=$1 there=$2 here=$3 addr=$4 port=$5 name=$6 srv
+	if ! ip netns exec "$ns" bash -c ". $(dirname "$0")/lib.sh; wait_gid_v4 $there" ||
+		! wait_gid_v4 "$here"; then
+		tap_fail "$name" "no IPv4 GID on $here or $there"
+		return
+	fi
+	srv=(ip netns exec "$ns" timeout -k 5 60 rping -s -a "$addr" -p "$port" -C 10)
+	PAIR_CM=1 pair_run "$LOGS/rping.$ns" "$port" ${#srv[@]} "${srv[@]}" \
+		timeout -k 5 60 rping -c -a "$addr" -p "$port" -C 10 -V -v
+	if [ "$PAIR_SRC" = 0 ] && [ "$PAIR_CRC" = 0 ] &&
+		[ "$(grep -c 'ping data' "$LOGS/rping.$ns.client")" = 10 ]; then
+		tap_ok "$name"
+	else
+		tap_fail "$name" "$(pair_diag "$LOGS/rping.$ns")"
+	fi
+}
+
 # ---- rdma link delete under traffic ---------------------------------------
 
 check "two devices on a veth pair, the far end in namespace dl" pair dl vd urdma_d 10.83.0
@@ -144,22 +164,8 @@ macvlan_pair() {
 }
 check "urdma on a macvlan in namespace mv, its lower device's peer here" \
 	macvlan_pair
-if ip netns exec mv bash -c ". $(dirname "$0")/lib.sh; wait_gid_v4 urdma_m1" &&
-	wait_gid_v4 urdma_m0; then
-	srv=(ip netns exec mv timeout -k 5 60 rping -s -a 10.85.0.2 -p 18722 -C 10)
-	PAIR_CM=1 pair_run "$LOGS/rping.mv" 18722 ${#srv[@]} "${srv[@]}" \
-		timeout -k 5 60 rping -c -a 10.85.0.2 -p 18722 -C 10 -V -v
-	if [ "$PAIR_SRC" = 0 ] && [ "$PAIR_CRC" = 0 ] &&
-		[ "$(grep -c 'ping data' "$LOGS/rping.mv.client")" = 10 ]; then
-		tap_ok "rping from here to a server on the macvlan in mv (10 pings verified)"
-	else
-		tap_fail "rping from here to a server on the macvlan in mv (10 pings verified)" \
-			"$(pair_diag "$LOGS/rping.mv")"
-	fi
-else
-	tap_fail "rping from here to a server on the macvlan in mv (10 pings verified)" \
-		"no IPv4 GID on urdma_m0 or urdma_m1"
-fi
+rping_into mv urdma_m1 urdma_m0 10.85.0.2 18722 \
+	"rping from here to a server on the macvlan in mv (10 pings verified)"
 check "ip netns del mv" ip netns del mv
 check "urdma_m1 is gone with its macvlan" wait_for 20 no_ibdev urdma_m1
 rdma link delete urdma_m0 2>/dev/null
@@ -193,22 +199,8 @@ else
 		"no rxe here: $out"
 fi
 # rdma_cm in the namespace finds the device that moved there.
-if ip netns exec rx bash -c ". $(dirname "$0")/lib.sh; wait_gid_v4 urdma_x1" &&
-	wait_gid_v4 urdma_x0; then
-	srv=(ip netns exec rx timeout -k 5 60 rping -s -a 10.84.0.2 -p 18721 -C 10)
-	PAIR_CM=1 pair_run "$LOGS/rping" 18721 ${#srv[@]} "${srv[@]}" \
-		timeout -k 5 60 rping -c -a 10.84.0.2 -p 18721 -C 10 -V -v
-	if [ "$PAIR_SRC" = 0 ] && [ "$PAIR_CRC" = 0 ] &&
-		[ "$(grep -c 'ping data' "$LOGS/rping.client")" = 10 ]; then
-		tap_ok "rping from here to a server in rx (rdma_cm, 10 pings verified)"
-	else
-		tap_fail "rping from here to a server in rx (rdma_cm, 10 pings verified)" \
-			"$(pair_diag "$LOGS/rping")"
-	fi
-else
-	tap_fail "rping from here to a server in rx (rdma_cm, 10 pings verified)" \
-		"no IPv4 GID on urdma_x0 or urdma_x1"
-fi
+rping_into rx urdma_x1 urdma_x0 10.84.0.2 18721 \
+	"rping from here to a server in rx (rdma_cm, 10 pings verified)"
 # A container ends: its namespace goes, and the device with its netdev.
 check "ip netns del rx" ip netns del rx
 check "urdma_x1 is gone with it" wait_for 20 no_ibdev urdma_x1
