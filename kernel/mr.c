@@ -351,6 +351,7 @@ static void urdma_mr_release(struct urdma_dev *udev, struct urdma_mr *mr)
 		ib_umem_release(mr->umem);
 	if (mr->dmabuf) {
 		urdma_dma_buf_vunmap(mr->dmabuf, &mr->dmabuf_map);
+		dma_buf_detach(mr->dmabuf, mr->dmabuf_attach);
 		dma_buf_put(mr->dmabuf);
 	}
 	kfree(mr);
@@ -420,19 +421,25 @@ struct ib_mr *urdma_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 }
 
 /*
- * dma-buf MRs.  ib_umem_dmabuf_get_pinned() attaches to the buffer for the
- * device's DMA device, and a software device has none (dma_buf_attach()
- * refuses a NULL one).  The engine reads and writes with the CPU, and the
- * CPU's way into a dma-buf is its exporter's vmap: the exporter keeps a
- * vmap'd buffer in place until the vunmap (udmabuf holds its folios, GEM
- * shmem pins its pages), which is what a registration needs.  The MR
- * holds a reference on the buffer, so closing the fd does not end it.
+ * dma-buf MRs.  ib_umem_dmabuf_get_pinned() maps the buffer for the
+ * device's DMA device, and a software device has none.  The engine reads
+ * and writes with the CPU, and the CPU's way into a dma-buf is its
+ * exporter's vmap.  A vmap alone does not hold the buffer in place,
+ * though (TTM's vmaps do not pin), so the MR first attaches to it:
+ * - an exporter that keeps its buffers where they are while attached
+ *   (udmabuf holds its folios; drm_gem_map_attach() pins the GEM object)
+ *   is attached to as a static importer, which maps nothing at attach;
+ * - a dynamic exporter (one with a pin op, which may move its buffers)
+ *   would map the buffer for the device at attach, for DMA that a
+ *   software device cannot do: refused, EOPNOTSUPP.
+ * The MR holds the buffer, the attachment and the vmap until it is
+ * deregistered, so closing the fd does not end it.
  *
  * The vmap is virtually contiguous, so block i of the MTT is simply the
  * address where byte (base + i * PAGE_SIZE - iova) of the range is mapped.
  */
-static int urdma_mr_map_dmabuf(struct urdma_mr *mr, u64 offset, u64 length,
-			       u64 iova, int fd)
+static int urdma_mr_map_dmabuf(struct urdma_mr *mr, struct device *dev,
+			       u64 offset, u64 length, u64 iova, int fd)
 {
 	struct urdma_mtt *mtt = &mr->mtt;
 	struct dma_buf *dmabuf;
@@ -454,9 +461,17 @@ static int urdma_mr_map_dmabuf(struct urdma_mr *mr, u64 offset, u64 length,
 	if (ib_access_writable(mr->mem.access) &&
 	    !(dmabuf->file->f_mode & FMODE_WRITE))
 		goto err_put;
+	ret = -EOPNOTSUPP;
+	if (dma_buf_is_dynamic(dmabuf))
+		goto err_put;
+	mr->dmabuf_attach = dma_buf_attach(dmabuf, dev);
+	if (IS_ERR(mr->dmabuf_attach)) {
+		ret = PTR_ERR(mr->dmabuf_attach);
+		goto err_put;
+	}
 	ret = urdma_dma_buf_vmap(dmabuf, &mr->dmabuf_map);
 	if (ret)
-		goto err_put;
+		goto err_detach;
 	ret = -EOPNOTSUPP;	/* device memory: not for memcpy */
 	if (mr->dmabuf_map.is_iomem)
 		goto err_vunmap;
@@ -478,6 +493,8 @@ static int urdma_mr_map_dmabuf(struct urdma_mr *mr, u64 offset, u64 length,
 
 err_vunmap:
 	urdma_dma_buf_vunmap(dmabuf, &mr->dmabuf_map);
+err_detach:
+	dma_buf_detach(dmabuf, mr->dmabuf_attach);
 err_put:
 	dma_buf_put(dmabuf);
 	return ret;
@@ -494,7 +511,8 @@ struct ib_mr *urdma_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 
-	ret = urdma_mr_map_dmabuf(mr, offset, length, iova, fd);
+	ret = urdma_mr_map_dmabuf(mr, &ibpd->device->dev, offset, length, iova,
+				  fd);
 	return urdma_mr_finish(to_udev(ibpd->device), mr, ret, iova, length);
 }
 

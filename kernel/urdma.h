@@ -173,6 +173,7 @@ struct urdma_cq {
 	u32 prod;
 	u32 kcons;
 	bool overflow;
+	s64 ts_offset;		/* the creator's time namespace, CLOCK_MONOTONIC */
 };
 
 /**
@@ -310,6 +311,7 @@ struct urdma_mr {
 	struct urdma_mem mem;
 	struct ib_umem *umem;
 	struct dma_buf *dmabuf;
+	struct dma_buf_attachment *dmabuf_attach;
 	struct iosys_map dmabuf_map;
 	struct urdma_mtt mtt;
 	u32 max_pages;
