@@ -20,12 +20,16 @@
  *
  * Return: false if the CQ was full; the CQE is lost and the CQ is in error.
  */
-/* When the engine completed it, on the device clock and the wall clock. */
-static void urdma_cqe_stamp(struct urdma_cqe *slot)
+/*
+ * When the engine completed it, on the device clock (CLOCK_MONOTONIC as
+ * the CQ's creator reads it: its time namespace may shift it) and on the
+ * wall clock.
+ */
+static void urdma_cqe_stamp(struct urdma_cq *cq, struct urdma_cqe *slot)
 {
 	struct urdma_cqe_ts *ts = container_of(slot, struct urdma_cqe_ts, cqe);
 
-	ts->ts_raw = ktime_get_ns();
+	ts->ts_raw = ktime_get_ns() + cq->ts_offset;
 	ts->ts_wall = ktime_get_real_ns();
 }
 
@@ -46,7 +50,7 @@ bool urdma_cq_push(struct urdma_engine *eng, struct urdma_cq *cq,
 	} else {
 		slot = urdma_ring_entry(&cq->ring, cq->prod);
 		if (cq->ring.stride == URDMA_CQE_TS_SIZE)
-			urdma_cqe_stamp(slot);
+			urdma_cqe_stamp(cq, slot);
 		src->owner = urdma_ring_phase(&cq->ring, cq->prod);
 		memcpy(slot, src, offsetof(struct urdma_cqe, owner));
 		/* Every field before the owner bit that validates them. */

@@ -8,6 +8,7 @@
  * user space consumes them without entering the kernel; kernel consumers
  * use urdma_poll_cq().
  */
+#include <linux/time_namespace.h>
 #include <kunit/visibility.h>
 
 #include "urdma.h"
@@ -25,6 +26,7 @@ static int urdma_cq_user_init(struct urdma_cq *cq, const struct ib_cq_init_attr
 {
 	struct urdma_ucontext *uctx = urdma_udata_uctx(udata);
 	struct urdma_create_cq_resp resp = {};
+	struct timespec64 ts_offset = {};
 	struct urdma_create_cq_cmd cmd;
 	int ret;
 
@@ -40,6 +42,9 @@ static int urdma_cq_user_init(struct urdma_cq *cq, const struct ib_cq_init_attr
 			       cmd.db_addr);
 	if (ret)
 		return ret;
+	/* Stamps on the monotonic clock that the creator's vDSO reads. */
+	timens_add_monotonic(&ts_offset);
+	cq->ts_offset = timespec64_to_ns(&ts_offset);
 
 	resp.cqn = cq->cqn;
 	ret = urdma_udata_put_resp(udata, &resp, sizeof(resp));

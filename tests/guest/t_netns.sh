@@ -12,6 +12,7 @@
 #    DEV netns NS" while a context is open on it; rdma_cm (rping) between
 #    that namespace and this one over a veth pair; the namespace deleted
 #    with the device in it; shared mode restored.
+#  - completion timestamps inside a time namespace.
 . "$(dirname "$0")/lib.sh"
 
 LOGS=${URDMA_RESULTS:-/tmp}/netns
@@ -210,5 +211,23 @@ check "no namespace is left" wait_for 20 bash -c '[ -z "$(ip netns list)" ]'
 check "rdma system set netns shared, once rx is gone" \
 	wait_for 20 rdma system set netns shared
 check "$DEV still works after all this" bash -c "ibv_devinfo -d $DEV | grep -q PORT_ACTIVE"
+
+# ---- a time namespace ------------------------------------------------------
+
+# Completion stamps are on CLOCK_MONOTONIC as the CQ's creator reads it: in
+# a time namespace 10^6 s ahead, the stamps must fall between that
+# namespace's clock readings (the verbs test checks each one).
+VERBS=$(cd "$(dirname "$0")/../.." && pwd)/build/tests/urdma_verbs_test
+if [ ! -x "$VERBS" ]; then
+	tap_fail "completion stamps on a time namespace's clock" "$VERBS missing (make tests)"
+elif ! unshare --time --monotonic 1000000 true 2>"$LOGS/timens.err"; then
+	tap_skip "completion stamps on a time namespace's clock" \
+		"no time namespaces here: $(cat "$LOGS/timens.err")"
+else
+	check "completion stamps on a time namespace's clock (10^6 s ahead)" \
+		bash -c "URDMA_DEV=$DEV unshare --time --monotonic 1000000 \
+			$VERBS --gtest_filter='Timestamps.Every*:Timestamps.Device*' \
+			>$LOGS/timens.log 2>&1"
+fi
 
 tap_done
