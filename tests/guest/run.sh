@@ -47,7 +47,7 @@ run_verbs() {
 		return 1
 	fi
 	"$bin" --gtest_output="json:$json" >"$RESULTS/verbs.log" 2>&1
-	python3 "$HERE/gtest2tap.py" verbs "$json"
+	python3 "$HERE/gtest2tap.py" verbs "$json" "$RESULTS/verbs.log"
 }
 
 run_abi() {
