@@ -153,22 +153,28 @@ fi
 # into its namespace.  Here the host netdev is the far end of a veth pair,
 # so the frames between the two devices cross a real link layer.
 macvlan_pair() {
-	ip netns add mv && ip link add vm0 type veth peer name vm1 &&
-		ip addr add 10.85.0.1/24 dev vm0 && ip link set vm0 up &&
-		ip link set vm1 up &&
-		ip link add mvl0 link vm1 type macvlan mode bridge &&
-		ip link set mvl0 netns mv &&
+	ip link set mvl0 netns mv &&
 		ip -n mv addr add 10.85.0.2/24 dev mvl0 &&
 		ip -n mv link set mvl0 up && ip -n mv link set lo up &&
 		rdma link add urdma_m0 type urdma netdev vm0 &&
 		ip netns exec mv rdma link add urdma_m1 type urdma netdev mvl0
 }
-check "urdma on a macvlan in namespace mv, its lower device's peer here" \
-	macvlan_pair
-rping_into mv urdma_m1 urdma_m0 10.85.0.2 18722 \
-	"rping from here to a server on the macvlan in mv (10 pings verified)"
-check "ip netns del mv" ip netns del mv
-check "urdma_m1 is gone with its macvlan" wait_for 20 no_ibdev urdma_m1
+if ip netns add mv && ip link add vm0 type veth peer name vm1 &&
+	ip addr add 10.85.0.1/24 dev vm0 && ip link set vm0 up &&
+	ip link set vm1 up &&
+	ip link add mvl0 link vm1 type macvlan mode bridge 2>"$LOGS/macvlan.err"; then
+	check "urdma on a macvlan in namespace mv, its lower device's peer here" \
+		macvlan_pair
+	rping_into mv urdma_m1 urdma_m0 10.85.0.2 18722 \
+		"rping from here to a server on the macvlan in mv (10 pings verified)"
+	check "ip netns del mv" ip netns del mv
+	check "urdma_m1 is gone with its macvlan" wait_for 20 no_ibdev urdma_m1
+else
+	# The debug kernel's config leaves macvlan out.
+	tap_skip "rdma_cm into a namespace on a macvlan" \
+		"no macvlan in this kernel: $(cat "$LOGS/macvlan.err")"
+	ip netns del mv 2>/dev/null
+fi
 rdma link delete urdma_m0 2>/dev/null
 ip link del vm0 2>/dev/null
 
