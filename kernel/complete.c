@@ -11,15 +11,6 @@
 
 /* ---- completions ------------------------------------------------------------ */
 
-/**
- * urdma_cq_push - write a completion and raise the event it arms
- * @eng: the engine (counters)
- * @cq: the CQ
- * @src: the CQE; owner is set here
- * @solicited: for solicited-only arming
- *
- * Return: false if the CQ was full; the CQE is lost and the CQ is in error.
- */
 /*
  * When the engine completed it, on the device clock (CLOCK_MONOTONIC as
  * the CQ's creator reads it: its time namespace may shift it) and on the
@@ -33,6 +24,15 @@ static void urdma_cqe_stamp(struct urdma_cq *cq, struct urdma_cqe *slot)
 	ts->ts_wall = ktime_get_real_ns();
 }
 
+/**
+ * urdma_cq_push - write a completion and raise the event it arms
+ * @eng: the engine (counters)
+ * @cq: the CQ
+ * @src: the CQE; owner is set here
+ * @solicited: for solicited-only arming
+ *
+ * Return: false if the CQ was full; the CQE is lost and the CQ is in error.
+ */
 bool urdma_cq_push(struct urdma_engine *eng, struct urdma_cq *cq,
 		   struct urdma_cqe *src, bool solicited)
 {
