@@ -84,6 +84,7 @@ void urdma_fill_device_attr(struct ib_device_attr *attr)
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
+				 IB_DEVICE_XRC |
 				 URDMA_DEVICE_FLUSH_ATOMIC_WRITE;
 	attr->max_send_sge = URDMA_MAX_SGE;
 	attr->max_recv_sge = URDMA_MAX_SGE;
@@ -260,7 +261,8 @@ static int urdma_get_hw_stats(struct ib_device *ibdev,
 /* Undo what urdma_dev_create() set up, short of the ib_device itself. */
 static void urdma_dev_release_resources(struct urdma_dev *udev)
 {
-	WARN_ON(!xa_empty(&udev->qps) || !xa_empty(&udev->ahs));
+	WARN_ON(!xa_empty(&udev->qps) || !xa_empty(&udev->ahs) ||
+		!xa_empty(&udev->srqs));
 	/* Nothing can find the device or its objects once this returns. */
 	urdma_devtab_del(udev);
 	urdma_net_stop(udev);
@@ -269,8 +271,8 @@ static void urdma_dev_release_resources(struct urdma_dev *udev)
 	mutex_destroy(&udev->mcast_mutex);
 	xa_destroy(&udev->qps);
 	xa_destroy(&udev->ahs);
+	xa_destroy(&udev->srqs);
 	urdma_keytab_destroy(&udev->keys);
-	ida_destroy(&udev->srq_ida);
 	ida_destroy(&udev->cq_ida);
 	ida_destroy(&udev->pd_ida);
 	netdev_put(udev->ndev, &udev->ndev_tracker);
@@ -304,6 +306,7 @@ static const struct ib_device_ops urdma_dev_ops = {
 	.alloc_mw = urdma_alloc_mw,
 	.alloc_pd = urdma_alloc_pd,
 	.alloc_ucontext = urdma_alloc_ucontext,
+	.alloc_xrcd = urdma_alloc_xrcd,
 	.attach_mcast = urdma_attach_mcast,
 	.create_ah = urdma_create_ah,
 	.create_cq = urdma_create_cq,
@@ -314,6 +317,7 @@ static const struct ib_device_ops urdma_dev_ops = {
 	.dealloc_mw = urdma_dealloc_mw,
 	.dealloc_pd = urdma_dealloc_pd,
 	.dealloc_ucontext = urdma_dealloc_ucontext,
+	.dealloc_xrcd = urdma_dealloc_xrcd,
 	.dereg_mr = urdma_dereg_mr,
 	.destroy_ah = urdma_destroy_ah,
 	.destroy_cq = urdma_destroy_cq,
@@ -355,6 +359,7 @@ static const struct ib_device_ops urdma_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_mw, urdma_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, urdma_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, urdma_ucontext, ibucontext),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, urdma_xrcd, ibxrcd),
 };
 
 static bool urdma_netdev_supported(const struct net_device *ndev)
@@ -388,7 +393,7 @@ struct urdma_dev *urdma_dev_create(const char *name, struct net_device *ndev)
 	netdev_hold(ndev, &udev->ndev_tracker, GFP_KERNEL);
 	ida_init(&udev->pd_ida);
 	ida_init(&udev->cq_ida);
-	ida_init(&udev->srq_ida);
+	xa_init_flags(&udev->srqs, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	urdma_keytab_init(&udev->keys);
 	xa_init_flags(&udev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&udev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);

@@ -28,9 +28,10 @@ struct urdma_scratch *urdma_scratch_alloc(void)
 	return kzalloc(sizeof(struct urdma_scratch), GFP_KERNEL);
 }
 
+/* A QP's PD number; an XRC_TGT QP has no PD, and no key matches it. */
 u32 urdma_qp_pdn(const struct urdma_qp *qp)
 {
-	return to_upd(qp->ibqp.pd)->pdn;
+	return qp->ibqp.pd ? to_upd(qp->ibqp.pd)->pdn : U32_MAX;
 }
 
 void urdma_count_add(struct urdma_engine *eng, enum urdma_counter c, u64 n)
@@ -45,9 +46,11 @@ void urdma_count(struct urdma_engine *eng, enum urdma_counter c)
 
 /* ---- the responder of a WQE on the local path ------------------------------- */
 
-/* QP types that can talk to each other. */
+/* QP types that can talk to each other: requester @a, responder @b. */
 static bool urdma_types_match(enum ib_qp_type a, enum ib_qp_type b)
 {
+	if (a == IB_QPT_XRC_INI)
+		return b == IB_QPT_XRC_TGT;
 	if (a == IB_QPT_GSI)
 		a = IB_QPT_UD;
 	if (b == IB_QPT_GSI)
@@ -225,7 +228,14 @@ static int urdma_peer_qp(struct urdma_qp *qp, const struct urdma_send_wqe *wqe,
 	if (!ud && !urdma_conn_accepts(pqp, udev, qp))
 		return -ENOENT;
 	peer->qp = pqp;
+	peer->srq = NULL;
 	peer->pdn = urdma_qp_pdn(pqp);
+	/* XRC: the SRQ the WQE names, of the target's domain, and its PD. */
+	if (pqp->ibqp.qp_type == IB_QPT_XRC_TGT) {
+		peer->srq = urdma_xrc_srq(peer->dev, wqe->xrc_srqn, pqp->xrcd);
+		if (peer->srq)
+			peer->pdn = peer->srq->pdn;
+	}
 	return 0;
 }
 
@@ -298,7 +308,10 @@ bool urdma_wqe_valid(const struct urdma_qp *qp,
 	    !urdma_wop(wqe->opcode, URDMA_WOP_INLINE))
 		return false;
 	/* Reserved fields must be zero, so that they can gain a meaning. */
-	if (wqe->reserved_58 || wqe->reserved_1a0 || wqe->reserved_1c0)
+	if (wqe->reserved_58 || wqe->reserved_1c0)
+		return false;
+	if (qp->ibqp.qp_type == IB_QPT_XRC_INI ?
+	    wqe->xrc_srqn > IB_QPN_MASK : wqe->xrc_srqn)
 		return false;
 	if (wqe->flags & URDMA_WQE_INLINE)
 		return wqe->inline_len <= qp->cap.max_inline_data;
@@ -341,7 +354,7 @@ u8 urdma_exec_local(struct urdma_qp *qp, const struct urdma_send_wqe *wqe)
 {
 	switch (wqe->opcode) {
 	case URDMA_WQE_LOCAL_INV:
-		return urdma_invalidate(qp, wqe->ex, false) ?
+		return urdma_invalidate(qp, urdma_qp_pdn(qp), wqe->ex, false) ?
 		       IB_WC_SUCCESS : IB_WC_LOC_QP_OP_ERR;
 	case URDMA_WQE_BIND_MW:
 		return urdma_bind_mw(qp, wqe);
@@ -393,7 +406,7 @@ static int urdma_exec_send(struct urdma_engine *eng, struct urdma_qp *qp,
 	const struct urdma_send_wqe *wqe = &eng->scratch->swqe.hdr;
 
 	if (wqe->opcode == URDMA_WQE_SEND_INV &&
-	    !urdma_invalidate(peer->qp, wqe->ex, true))
+	    !urdma_invalidate(peer->qp, peer->pdn, wqe->ex, true))
 		return IB_WC_REM_INV_REQ_ERR;
 	return urdma_deliver(eng, qp, peer, wqe, eng->scratch->src, nsrc, len);
 }
@@ -553,7 +566,7 @@ enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 	/* (!devid: an RC or UC path that left this host after RTR.) */
 	if (!ret)
 		ret = devid ? urdma_peer_qp(qp, wqe, devid, &peer) : -ENOENT;
-	if (ret && qp->ibqp.qp_type == IB_QPT_RC)
+	if (ret && urdma_is_reliable(qp))
 		return URDMA_EXEC_NO_PEER;
 	/*
 	 * Unreliable, and nobody answers; or UD with the wrong Q_Key (IBTA
@@ -566,7 +579,9 @@ enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 		return URDMA_EXEC_DONE;
 	}
 	access = urdma_wqe_op(wqe->opcode)->remote_access;
-	if (access && !(READ_ONCE(peer.qp->attr.qp_access_flags) & access))
+	if (peer.qp->ibqp.qp_type == IB_QPT_XRC_TGT && !peer.srq)
+		ret = IB_WC_REM_INV_REQ_ERR;	/* no such XRC SRQ: invalid XRCETH */
+	else if (access && !(READ_ONCE(peer.qp->attr.qp_access_flags) & access))
 		ret = IB_WC_REM_INV_REQ_ERR;
 	else
 		ret = urdma_exec_op(eng, qp, &peer, nsrc, len, byte_len);

@@ -45,6 +45,7 @@ struct urdma_scratch {
 struct urdma_peer {
 	struct urdma_dev *dev;
 	struct urdma_qp *qp;
+	struct urdma_srq *srq;	/* XRC: the SRQ the WQE names */
 	u32 pdn;
 	struct urdma_av av;	/* UD: the AH's address vector */
 };
@@ -56,6 +57,7 @@ struct urdma_peer {
  * @grh: UD: the 40 bytes that go first into the receive buffer
  * @ex: immediate data (big-endian) or invalidated rkey, per @cqe_flags
  * @rc: the sender is told of receiver errors, and waits on RNR
+ * @srq: XRC: the SRQ the message names; NULL: the QP's own RQ or SRQ
  */
 struct urdma_msg {
 	struct urdma_sg *src;
@@ -70,6 +72,7 @@ struct urdma_msg {
 	u8 sl;
 	bool solicited;
 	bool rc;
+	struct urdma_srq *srq;
 };
 
 /* What executing a WQE came to. */
@@ -137,9 +140,11 @@ enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 
 /* recv.c: receive WQEs and the messages delivered into them */
 int urdma_take_recv(struct urdma_engine *eng, struct urdma_qp *qp,
-		    u32 *max_sge, u64 need);
+		    struct urdma_srq *srq, u32 *max_sge, u64 need);
+struct urdma_srq *urdma_qp_srq(const struct urdma_qp *qp);
 void urdma_complete_recv(struct urdma_engine *eng, struct urdma_qp *qp,
-			 struct urdma_cqe *cqe, bool solicited);
+			 struct urdma_srq *srq, struct urdma_cqe *cqe,
+			 bool solicited);
 void urdma_build_grh(u8 *grh, const struct urdma_av *av, u32 len);
 int urdma_recv_msg(struct urdma_engine *eng, struct urdma_qp *rqp,
 		   struct urdma_dev *rdev, const struct urdma_msg *m);
@@ -167,7 +172,8 @@ bool urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
 bool urdma_tx_copy(struct urdma_tx *tx, struct urdma_sg *src, int nsrc,
 		   u32 len);
 void urdma_sgl_skip(struct urdma_sg *sg, int n, u32 skip);
-bool urdma_invalidate(const struct urdma_qp *qp, u32 key, bool remote);
+bool urdma_invalidate(const struct urdma_qp *qp, u32 pdn, u32 key,
+		      bool remote);
 u8 urdma_bind_mw(struct urdma_qp *qp, const struct urdma_send_wqe *wqe);
 u8 urdma_reg_mr(struct urdma_qp *qp, const struct urdma_send_wqe *wqe);
 u64 *urdma_atomic_target(const struct urdma_peer *peer, u64 va, u32 rkey,

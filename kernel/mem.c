@@ -247,8 +247,10 @@ void urdma_sgl_skip(struct urdma_sg *sg, int n, u32 skip)
  * urdma_invalidate - LOCAL_INV, or the invalidation a SEND_WITH_INV carries
  * @qp: the QP that executes it: the sender's for LOCAL_INV, the receiving
  *	QP for SEND_WITH_INV
+ * @pdn: the PD the key must be of: @qp's, or for an XRC_TGT QP (which has
+ *	none) the XRC SRQ's
  * @key: the key to invalidate: a fast-registration MR's or a type 2
- *	window's, of @qp's PD
+ *	window's, of PD @pdn
  * @remote: it came with a SEND_WITH_INV.  A type 2 window may then be
  *	invalidated only through the QP it is bound to, the only QP whose
  *	peer may use it (urdma_rkey_sg()); another connection of the same
@@ -256,13 +258,14 @@ void urdma_sgl_skip(struct urdma_sg *sg, int n, u32 skip)
  *
  * Return: whether @key was invalidated.
  */
-bool urdma_invalidate(const struct urdma_qp *qp, u32 key, bool remote)
+bool urdma_invalidate(const struct urdma_qp *qp, u32 pdn, u32 key,
+		      bool remote)
 {
 	struct urdma_dev *udev = to_udev(qp->ibqp.device);
 	struct urdma_mem *mem = urdma_key_lookup(&udev->keys, key);
 	struct urdma_mw *mw;
 
-	if (!mem || READ_ONCE(mem->pdn) != urdma_qp_pdn(qp))
+	if (!mem || READ_ONCE(mem->pdn) != pdn)
 		return false;
 	switch (mem->type) {
 	case URDMA_MEM_FRMR:

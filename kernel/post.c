@@ -257,7 +257,8 @@ int urdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		urdma_engine_kick_user(qp->eng, false);
 		return 0;
 	}
-	if (ibqp->srq || READ_ONCE(qp->attr.qp_state) == IB_QPS_RESET) {
+	/* (No RQ: a QP with an SRQ, and XRC's.) */
+	if (!qp->rq.nent || READ_ONCE(qp->attr.qp_state) == IB_QPS_RESET) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}

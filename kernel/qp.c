@@ -8,6 +8,11 @@
  * is the IBTA's, through ib_modify_qp_is_ok(); attributes are checked
  * against their architected ranges before anything changes.
  *
+ * XRC: an XRC_INI QP is a send-only RC requester whose WQEs each name
+ * the XRC SRQ that receives them.  An XRC_TGT QP is a receive-only RC
+ * responder of an XRC domain, with no PD, no CQ and no ring of its own;
+ * the core creates it as a kernel QP and shares it between processes.
+ *
  * QP numbers: 1 is the kernel's GSI QP; every other QP gets a number in
  * 2..2^24-2, handed out cyclically so that a number is not reused soon.
  * 2^24-1 is the multicast QPN: packets to it go to a group, not a QP.
@@ -61,7 +66,7 @@ u32 urdma_recv_stride_sges(u32 stride)
 }
 
 /* Report what the rings hold, which may be more than was asked for. */
-static void urdma_qp_set_caps(struct urdma_qp *qp, bool has_srq)
+static void urdma_qp_set_caps(struct urdma_qp *qp, bool no_rq)
 {
 	struct ib_qp_cap *cap = &qp->cap;
 	u32 room = qp->sq.stride - URDMA_WQE_BLOCK;
@@ -69,13 +74,20 @@ static void urdma_qp_set_caps(struct urdma_qp *qp, bool has_srq)
 	cap->max_send_wr = qp->sq.nent;
 	cap->max_send_sge = min_t(u32, URDMA_MAX_SGE, room / URDMA_SGE_SIZE);
 	cap->max_inline_data = min_t(u32, URDMA_MAX_INLINE, room);
-	if (has_srq) {
+	if (no_rq) {
 		cap->max_recv_wr = 0;
 		cap->max_recv_sge = 0;
 	} else {
 		cap->max_recv_wr = qp->rq.nent;
 		cap->max_recv_sge = urdma_recv_stride_sges(qp->rq.stride);
 	}
+}
+
+/* QPs without a receive ring: those with an SRQ, and XRC's. */
+static bool urdma_init_no_rq(const struct ib_qp_init_attr *init)
+{
+	return init->srq || init->qp_type == IB_QPT_XRC_INI ||
+	       init->qp_type == IB_QPT_XRC_TGT;
 }
 
 static int urdma_qp_user_init(struct urdma_qp *qp, struct ib_qp_init_attr
@@ -98,7 +110,7 @@ static int urdma_qp_user_init(struct urdma_qp *qp, struct ib_qp_init_attr
 			     urdma_send_stride(cap->max_send_sge,
 					       cap->max_inline_data)))
 		return -EINVAL;
-	if (init->srq) {
+	if (urdma_init_no_rq(init)) {
 		if (cmd.rq_nent || cmd.rq_stride || cmd.rq_buf_addr)
 			return -EINVAL;
 	} else if (!urdma_ring_size_ok(cmd.rq_nent, max(cap->max_recv_wr, 1U),
@@ -112,7 +124,7 @@ static int urdma_qp_user_init(struct urdma_qp *qp, struct ib_qp_init_attr
 				   cmd.sq_nent, cmd.sq_stride);
 	if (ret)
 		return ret;
-	if (!init->srq) {
+	if (!urdma_init_no_rq(init)) {
 		ret = urdma_ring_init_user(uctx, &qp->rq, cmd.rq_buf_addr,
 					   cmd.rq_nent, cmd.rq_stride);
 		if (ret)
@@ -141,11 +153,15 @@ static int urdma_qp_kernel_init(struct urdma_qp *qp,
 	const struct ib_qp_cap *cap = &init->cap;
 	int ret;
 
+	/* XRC_TGT sends nothing: a one-slot SQ that nobody posts to. */
+	if (init->qp_type == IB_QPT_XRC_TGT)
+		return urdma_queue_init(NULL, &qp->sq, &qp->db, 0, 1,
+					urdma_send_stride(0, 0), 0);
 	ret = urdma_queue_init(NULL, &qp->sq, &qp->db, 0,
 			       roundup_pow_of_two(max(cap->max_send_wr, 1U)),
 			       urdma_send_stride(cap->max_send_sge,
 						 cap->max_inline_data), 0);
-	if (ret || init->srq)
+	if (ret || urdma_init_no_rq(init))
 		return ret;
 	ret = urdma_ring_init_kernel(&qp->rq,
 				     roundup_pow_of_two(max(cap->max_recv_wr,
@@ -166,6 +182,16 @@ static int urdma_qp_check_init(const struct ib_qp_init_attr *init,
 	case IB_QPT_UC:
 	case IB_QPT_UD:
 		break;
+	case IB_QPT_XRC_INI:
+		/* A kernel ib_send_wr cannot name the remote XRC SRQ. */
+		if (!user)
+			return -EOPNOTSUPP;
+		break;
+	case IB_QPT_XRC_TGT:
+		/* The core creates it, for user space, as a kernel QP. */
+		if (!init->xrcd)
+			return -EINVAL;
+		return init->create_flags ? -EOPNOTSUPP : 0;
 	case IB_QPT_GSI:
 		if (!user)
 			break;
@@ -179,8 +205,9 @@ static int urdma_qp_check_init(const struct ib_qp_init_attr *init,
 	    cap->max_send_sge > URDMA_MAX_SGE ||
 	    cap->max_inline_data > URDMA_MAX_INLINE)
 		return -EINVAL;
-	if (!init->srq && (cap->max_recv_wr > URDMA_MAX_QP_WR ||
-			   cap->max_recv_sge > URDMA_MAX_SGE))
+	if (!urdma_init_no_rq(init) &&
+	    (cap->max_recv_wr > URDMA_MAX_QP_WR ||
+	     cap->max_recv_sge > URDMA_MAX_SGE))
 		return -EINVAL;
 	return 0;
 }
@@ -235,7 +262,11 @@ int urdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		ret = urdma_qp_kernel_init(qp, init);
 	if (ret)
 		goto err_qpn;
-	urdma_qp_set_caps(qp, !!init->srq);
+	urdma_qp_set_caps(qp, urdma_init_no_rq(init));
+	if (init->qp_type == IB_QPT_XRC_TGT) {
+		memset(&qp->cap, 0, sizeof(qp->cap));
+		qp->xrcd = init->xrcd;
+	}
 
 	qp->serial = atomic64_inc_return(&udev->qp_serials);
 	/* Publish last: from here on the QP can be found by number. */
@@ -413,7 +444,7 @@ static int urdma_qp_wire_setup(struct urdma_qp *qp,
 	const struct urdma_av *path = (mask & IB_QP_AV) ? av : &qp->av;
 	int ret;
 
-	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC)
+	if (urdma_is_ud(qp))
 		return 0;
 	if (path->peer) {
 		/* The QP it connects to, by serial (urdma_conn_accepts()). */
@@ -425,6 +456,10 @@ static int urdma_qp_wire_setup(struct urdma_qp *qp,
 		WRITE_ONCE(qp->use_wire, false);
 		return 0;
 	}
+	/* XRC runs on the local path only, for now. */
+	if (qp->ibqp.qp_type == IB_QPT_XRC_INI ||
+	    qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		return -EOPNOTSUPP;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		qp->attr.max_dest_rd_atomic = attr->max_dest_rd_atomic;
 	ret = urdma_wire_alloc(qp);
@@ -544,6 +579,7 @@ int urdma_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->send_cq = ibqp->send_cq;
 	init->recv_cq = ibqp->recv_cq;
 	init->srq = ibqp->srq;
+	init->xrcd = qp->xrcd;
 	init->cap = qp->cap;
 	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
 					     IB_SIGNAL_REQ_WR;

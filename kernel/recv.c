@@ -33,9 +33,11 @@ static u64 urdma_rwqe_room(const struct urdma_scratch *s, u32 max_sge)
 }
 
 /**
- * urdma_take_recv - take the next receive WQE of @qp (its RQ or its SRQ)
+ * urdma_take_recv - take the next receive WQE of @qp (its RQ or an SRQ)
  * @eng: the engine; the WQE is copied into its scratch area
  * @qp: the receiving QP
+ * @srq: the SRQ to take it from: @qp's, or the XRC SRQ a message names;
+ *	NULL: @qp's RQ
  * @max_sge: set to the SGEs a WQE of that queue may hold
  * @need: if not 0, bytes the WQE must hold (a UD message with its GRH)
  *
@@ -47,10 +49,9 @@ static u64 urdma_rwqe_room(const struct urdma_scratch *s, u32 max_sge)
  * index is garbage; -EMSGSIZE if the WQE is smaller than @need.
  */
 int urdma_take_recv(struct urdma_engine *eng, struct urdma_qp *qp,
-		    u32 *max_sge, u64 need)
+		    struct urdma_srq *srq, u32 *max_sge, u64 need)
 {
 	struct urdma_scratch *s = eng->scratch;
-	struct urdma_srq *srq = qp->ibqp.srq ? to_usrq(qp->ibqp.srq) : NULL;
 	struct urdma_ring *ring;
 	spinlock_t *lock;	/* the queue's: srq->lock or qp->rq_lock */
 	u32 *cons, *db_cons, *db_prod, prod;
@@ -76,6 +77,8 @@ int urdma_take_recv(struct urdma_engine *eng, struct urdma_qp *qp,
 		db_cons = &db->rq_cons;
 		db_prod = &db->rq_prod;
 		*max_sge = qp->cap.max_recv_sge;
+		if (!ring->nent)	/* XRC: a message that names no SRQ */
+			return -EINVAL;
 	}
 	spin_lock_irqsave(lock, flags);
 	/* Pairs with the poster's release: WQEs before the index. */
@@ -115,15 +118,28 @@ int urdma_take_recv(struct urdma_engine *eng, struct urdma_qp *qp,
 	return ret;
 }
 
-/* A receive completion at the responder. */
-void urdma_complete_recv(struct urdma_engine *eng, struct urdma_qp *qp,
-			 struct urdma_cqe *cqe, bool solicited)
+/* The SRQ of @qp, if it has one. */
+struct urdma_srq *urdma_qp_srq(const struct urdma_qp *qp)
 {
+	return qp->ibqp.srq ? to_usrq(qp->ibqp.srq) : NULL;
+}
+
+/*
+ * A receive completion at the responder, for a WQE taken from @srq (NULL:
+ * the RQ): to the XRC SRQ's CQ, or the QP's receive CQ.
+ */
+void urdma_complete_recv(struct urdma_engine *eng, struct urdma_qp *qp,
+			 struct urdma_srq *srq, struct urdma_cqe *cqe,
+			 bool solicited)
+{
+	struct urdma_cq *cq = srq && srq->cq ? srq->cq :
+			      to_ucq(qp->ibqp.recv_cq);
+
 	cqe->qp_num = qp->ibqp.qp_num;
 	/* In ERROR before the consumer can see why. */
 	if (cqe->status != IB_WC_SUCCESS)
 		urdma_qp_set_error(qp);
-	if (!urdma_cq_push(eng, to_ucq(qp->ibqp.recv_cq), cqe, solicited))
+	if (!urdma_cq_push(eng, cq, cqe, solicited))
 		urdma_qp_set_error(qp);
 }
 
@@ -159,13 +175,16 @@ int urdma_recv_msg(struct urdma_engine *eng, struct urdma_qp *rqp,
 	const struct urdma_sge *sge = (const struct urdma_sge *)(&s->rwqe.hdr + 1);
 	struct urdma_cqe cqe = {};
 	u32 hdr = m->grh ? URDMA_GRH_LEN : 0;
+	struct urdma_srq *srq = m->srq ?: urdma_qp_srq(rqp);
+	/* An XRC SRQ's PD checks its WQEs' keys (its QP has none). */
+	u32 pdn = m->srq ? m->srq->pdn : urdma_qp_pdn(rqp);
 	struct urdma_sg *dst = s->dst;
 	u32 max_sge, num_sge;
 	int ndst, ret;
 	u64 room;
 	u8 status;
 
-	ret = urdma_take_recv(eng, rqp, &max_sge,
+	ret = urdma_take_recv(eng, rqp, srq, &max_sge,
 			      m->grh ? hdr + m->len : 0);
 	if (ret == -EMSGSIZE)
 		return ret;	/* UD: dropped */
@@ -184,20 +203,20 @@ int urdma_recv_msg(struct urdma_engine *eng, struct urdma_qp *rqp,
 	if (num_sge > max_sge || s->rwqe.hdr.reserved_48 ||
 	    s->rwqe.hdr.reserved_50 || s->rwqe.hdr.reserved_60) {
 		cqe.status = IB_WC_LOC_QP_OP_ERR;
-		urdma_complete_recv(eng, rqp, &cqe, false);
+		urdma_complete_recv(eng, rqp, srq, &cqe, false);
 		return m->rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;
 	}
 
-	status = urdma_lkey_sgl(rdev, urdma_qp_pdn(rqp), sge, num_sge,
+	status = urdma_lkey_sgl(rdev, pdn, sge, num_sge,
 				IB_ACCESS_LOCAL_WRITE, dst, &ndst, &room);
 	if (status) {
 		cqe.status = status;
-		urdma_complete_recv(eng, rqp, &cqe, false);
+		urdma_complete_recv(eng, rqp, srq, &cqe, false);
 		return m->rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;
 	}
 	if (hdr + (m->src ? m->len : 0) > room) {
 		cqe.status = IB_WC_LOC_LEN_ERR;
-		urdma_complete_recv(eng, rqp, &cqe, false);
+		urdma_complete_recv(eng, rqp, srq, &cqe, false);
 		return m->rc ? IB_WC_REM_INV_REQ_ERR : IB_WC_SUCCESS;
 	}
 
@@ -217,7 +236,7 @@ int urdma_recv_msg(struct urdma_engine *eng, struct urdma_qp *rqp,
 	cqe.byte_len = hdr + m->len;
 	cqe.flags |= m->cqe_flags;
 	cqe.ex = m->ex;
-	urdma_complete_recv(eng, rqp, &cqe, m->solicited);
+	urdma_complete_recv(eng, rqp, srq, &cqe, m->solicited);
 	return IB_WC_SUCCESS;
 }
 
@@ -235,7 +254,8 @@ int urdma_deliver(struct urdma_engine *eng, struct urdma_qp *qp,
 		.cqe_opcode = wqe->opcode == URDMA_WQE_RDMA_WRITE_IMM ?
 			      URDMA_CQE_RECV_RDMA_IMM : URDMA_CQE_RECV,
 		.solicited = wqe->flags & URDMA_WQE_SOLICITED,
-		.rc = qp->ibqp.qp_type == IB_QPT_RC,
+		.rc = urdma_is_reliable(qp),
+		.srq = peer->srq,
 	};
 	int ret;
 

@@ -246,9 +246,9 @@ static int urdma_qp_flush(struct urdma_engine *eng, struct urdma_qp *qp)
 				    s->swqe.hdr.opcode, 0, IB_WC_WR_FLUSH_ERR);
 		done++;
 	}
-	while (!qp->ibqp.srq && done < URDMA_QP_BUDGET &&
+	while (qp->rq.nent && done < URDMA_QP_BUDGET &&
 	       urdma_engine_charge(eng, 0) &&
-	       !urdma_take_recv(eng, qp, &max_sge, 0)) {
+	       !urdma_take_recv(eng, qp, NULL, &max_sge, 0)) {
 		memset(&cqe, 0, sizeof(cqe));
 		cqe.wr_id = s->rwqe.hdr.wr_id;
 		cqe.opcode = URDMA_CQE_RECV;

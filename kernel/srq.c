@@ -4,6 +4,11 @@
  * doorbell record (struct urdma_srq_db).  Setting srq_limit arms the limit
  * event, which the engine raises once when fewer WQEs than the limit are
  * left, disarming it (IBTA 10.2.9.4).
+ *
+ * An XRC SRQ belongs to an XRC domain and has its own CQ.  No QP holds it:
+ * the requester names it in each WQE (xrc_srqn), and the XRC_TGT QP that
+ * takes the message hands it the SRQ of that number, if the SRQ is of the
+ * QP's domain (urdma_xrc_srq()).  Its PD checks the keys of the message.
  */
 #include "urdma.h"
 #include "../uapi/rdma/urdma-abi.h"
@@ -45,10 +50,16 @@ int urdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct urdma_dev *udev = to_udev(ibsrq->device);
 	struct urdma_srq *srq = to_usrq(ibsrq);
 	struct ib_srq_attr *attr = &init->attr;
-	int ret, id;
+	int ret;
 
-	if (init->srq_type != IB_SRQT_BASIC)
+	if (init->srq_type == IB_SRQT_XRC) {
+		if (!init->ext.xrc.xrcd || !init->ext.cq)
+			return -EINVAL;
+		srq->xrcd = init->ext.xrc.xrcd;
+		srq->cq = to_ucq(init->ext.cq);
+	} else if (init->srq_type != IB_SRQT_BASIC) {
 		return -EOPNOTSUPP;
+	}
 	if (attr->max_wr < 1 || attr->max_wr > URDMA_MAX_SRQ_WR ||
 	    attr->max_sge > URDMA_MAX_SRQ_SGE)
 		return -EINVAL;
@@ -57,13 +68,13 @@ int urdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		ret = -ENOMEM;
 		goto err_count;
 	}
-	id = ida_alloc_max(&udev->srq_ida, URDMA_MAX_SRQ - 1, GFP_KERNEL);
-	if (id < 0) {
-		ret = id;
+	/* Reserved (NULL) until it is ready: lookups do not see it. */
+	ret = xa_alloc_irq(&udev->srqs, &srq->srqn, NULL,
+			   XA_LIMIT(0, URDMA_MAX_SRQ - 1), GFP_KERNEL);
+	if (ret)
 		goto err_count;
-	}
-	srq->srqn = id;
 	spin_lock_init(&srq->lock);
+	srq->pdn = to_upd(ibsrq->pd)->pdn;
 
 	if (udata)
 		ret = urdma_srq_user_init(srq, init, udata);
@@ -79,10 +90,12 @@ int urdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	srq->limit = 0;
 	attr->max_wr = srq->ring.nent;
 	attr->max_sge = srq->max_sge;
+	ibsrq->ext.xrc.srq_num = srq->srqn;
+	xa_store_irq(&udev->srqs, srq->srqn, srq, GFP_KERNEL);
 	return 0;
 
 err_srqn:
-	ida_free(&udev->srq_ida, srq->srqn);
+	xa_erase_irq(&udev->srqs, srq->srqn);
 err_count:
 	atomic_dec(&udev->nr_srq);
 	return ret;
@@ -204,10 +217,40 @@ int urdma_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	struct urdma_dev *udev = to_udev(ibsrq->device);
 	struct urdma_srq *srq = to_usrq(ibsrq);
 
+	/*
+	 * Unpublish, and wait until no engine pass can hold it: an XRC SRQ
+	 * is found by number, not through a QP that the core keeps alive.
+	 */
+	xa_erase_irq(&udev->srqs, srq->srqn);
+	if (srq->xrcd)
+		urdma_engine_sync();
 	urdma_queue_destroy(&srq->ring, &srq->db);
-	ida_free(&udev->srq_ida, srq->srqn);
 	atomic_dec(&udev->nr_srq);
 	return 0;
+}
+
+/**
+ * urdma_xrc_srq - the XRC SRQ an XRC message names
+ * @udev: the responder's device
+ * @srqn: the number the requester's WQE (or the packet's XRCETH) carries
+ * @xrcd: the domain of the XRC_TGT QP that took the message
+ *
+ * Engine context: the SRQ stays while the pass runs (urdma_destroy_srq()).
+ * Return: the SRQ, or NULL if there is no XRC SRQ of that number in that
+ * domain (a NAK: invalid request).
+ */
+struct urdma_srq *urdma_xrc_srq(struct urdma_dev *udev, u32 srqn,
+				const struct ib_xrcd *xrcd)
+{
+	struct urdma_srq *srq;
+	unsigned long flags;
+
+	xa_lock_irqsave(&udev->srqs, flags);
+	srq = xa_load(&udev->srqs, srqn);
+	if (srq && srq->xrcd != xrcd)
+		srq = NULL;
+	xa_unlock_irqrestore(&udev->srqs, flags);
+	return srq;
 }
 
 /* Kernel SRQs only; user SRQs post in user space. */

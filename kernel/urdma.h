@@ -83,7 +83,8 @@ enum urdma_limits {
  *		registering thread unregisters.  Protected by urdma_devs_lock.
  * @pd_ida:	PD numbers; the ida has its own lock.
  * @cq_ida:	CQ numbers.
- * @srq_ida:	SRQ numbers.
+ * @srqs:	SRQ number -> SRQ (0..URDMA_MAX_SRQ-1), for the XRC SRQ an XRC
+ *		WQE or packet names; the xarray's lock, irq-safe.
  * @keys:	lkeys/rkeys of MRs and MWs.
  * @qps:	QP number -> QP; QPN 1 is the GSI QP, user QPs get 2..2^24-1
  *		cyclically (@next_qpn).  Its lock is the xarray's.
@@ -107,7 +108,7 @@ struct urdma_dev {
 	bool ndev_gone;
 	struct ida pd_ida;
 	struct ida cq_ida;
-	struct ida srq_ida;
+	struct xarray srqs;
 	struct urdma_keytab keys;
 	struct xarray qps;
 	u32 next_qpn;
@@ -153,6 +154,11 @@ struct urdma_pd {
 	u32 pdn;
 };
 
+/* An XRC domain: what XRC SRQs and XRC_TGT QPs must share. */
+struct urdma_xrcd {
+	struct ib_xrcd ibxrcd;
+};
+
 /**
  * struct urdma_cq - a completion queue
  * @cqn:	device-unique number.
@@ -186,6 +192,11 @@ struct urdma_cq {
  * @max_sge:	SGEs a WQE may carry (from the stride).
  * @limit:	srq_limit; 0 when not armed.
  * @prod:	kernel SRQs: WQEs posted.
+ * @pdn:	its PD's number: an XRC SRQ's checks the keys of what comes
+ *		to it: an XRC_TGT QP has no PD.
+ * @cq:		the CQ its receives complete to: an XRC SRQ's own, else
+ *		NULL (the receiving QP's).
+ * @xrcd:	an XRC SRQ's domain, else NULL.
  */
 struct urdma_srq {
 	struct ib_srq ibsrq;
@@ -197,6 +208,9 @@ struct urdma_srq {
 	u32 limit;
 	u32 prod;
 	u32 cons;
+	u32 pdn;
+	struct urdma_cq *cq;
+	struct ib_xrcd *xrcd;
 };
 
 /**
@@ -255,6 +269,7 @@ struct urdma_ah {
  *		(urdma_engine_count_err()).
  * @serial:	device-unique for the QP's life, unlike its number, which
  *		is reused: what the local path and type 2 windows remember.
+ * @xrcd:	XRC_TGT: its domain; the XRC SRQs of it take its messages.
  * @peer_serial: RC/UC on the local path: the serial of the requester QP
  *		it accepts, learnt at RTR or from the first request (0: none
  *		yet; see urdma_conn_accepts()).  Cleared at RESET.
@@ -293,6 +308,7 @@ struct urdma_qp {
 	bool last_wqe_told;	/* engine: IB_EVENT_QP_LAST_WQE_REACHED raised */
 	u64 serial;
 	u64 peer_serial;
+	struct ib_xrcd *xrcd;
 };
 
 /**
@@ -410,6 +426,14 @@ static inline bool urdma_is_ud(const struct urdma_qp *qp)
 	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
 }
 
+/* Connected QPs whose requester retries and waits out RNR: RC and XRC. */
+static inline bool urdma_is_reliable(const struct urdma_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_RC ||
+	       qp->ibqp.qp_type == IB_QPT_XRC_INI ||
+	       qp->ibqp.qp_type == IB_QPT_XRC_TGT;
+}
+
 static inline struct urdma_srq *to_usrq(struct ib_srq *ibsrq)
 {
 	return container_of(ibsrq, struct urdma_srq, ibsrq);
@@ -469,6 +493,8 @@ void urdma_dealloc_ucontext(struct ib_ucontext *ibuctx);
 void urdma_disassociate_ucontext(struct ib_ucontext *ibuctx);
 int urdma_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int urdma_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int urdma_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int urdma_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
 
 /* mr.c */
 int urdma_check_access(int access);
@@ -540,6 +566,8 @@ int urdma_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int urdma_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 int urdma_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 			const struct ib_recv_wr **bad_wr);
+struct urdma_srq *urdma_xrc_srq(struct urdma_dev *udev, u32 srqn,
+				const struct ib_xrcd *xrcd);
 
 /* mcast.c */
 int urdma_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);

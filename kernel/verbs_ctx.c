@@ -144,3 +144,17 @@ int urdma_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	ida_free(&udev->pd_ida, to_upd(ibpd)->pdn);
 	return 0;
 }
+
+/*
+ * An XRC domain is only a name that XRC SRQs and XRC_TGT QPs share; the
+ * core keeps it alive while either uses it.
+ */
+int urdma_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+{
+	return urdma_udata_no_cmd(udata);
+}
+
+int urdma_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+{
+	return 0;
+}

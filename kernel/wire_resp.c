@@ -72,7 +72,7 @@ static int urdma_resp_send(struct urdma_engine *eng, struct urdma_qp *qp,
 	u8 status;
 
 	if (pkt->flags & URDMA_PF_FIRST) {
-		ret = urdma_take_recv(eng, qp, &max_sge, 0);
+		ret = urdma_take_recv(eng, qp, urdma_qp_srq(qp), &max_sge, 0);
 		if (ret == -EAGAIN)
 			return -EAGAIN;		/* RNR */
 		if (ret) {
@@ -117,20 +117,20 @@ static int urdma_resp_send(struct urdma_engine *eng, struct urdma_qp *qp,
 
 		memcpy(&key, urdma_pkt_hdr(pkt, URDMA_H_IETH), 4);
 		cqe.ex = be32_to_cpu(key);
-		if (!urdma_invalidate(qp, cqe.ex, true)) {
+		if (!urdma_invalidate(qp, urdma_qp_pdn(qp), cqe.ex, true)) {
 			cqe.status = IB_WC_REM_INV_REQ_ERR;
 			goto complete;
 		}
 		cqe.flags |= URDMA_CQE_INV;
 	}
 	w->resp.in_send = false;
-	urdma_complete_recv(eng, qp, &cqe, pkt->se);
+	urdma_complete_recv(eng, qp, urdma_qp_srq(qp), &cqe, pkt->se);
 	return 0;
 
 complete:
 	w->resp.in_send = false;
 	cqe.opcode = URDMA_CQE_RECV;
-	urdma_complete_recv(eng, qp, &cqe, false);
+	urdma_complete_recv(eng, qp, urdma_qp_srq(qp), &cqe, false);
 	return -EINVAL;
 }
 

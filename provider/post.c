@@ -74,6 +74,8 @@ URDMA_SAME_VALUE(URDMA_FLUSH_MR, IBV_FLUSH_MR);
 URDMA_SAME_VALUE(URDMA_WOP_QP_RC, 1 << IBV_QPT_RC);
 URDMA_SAME_VALUE(URDMA_WOP_QP_UC, 1 << IBV_QPT_UC);
 URDMA_SAME_VALUE(URDMA_WOP_QP_UD & (1 << IBV_QPT_UD), 1 << IBV_QPT_UD);
+URDMA_SAME_VALUE(URDMA_QPT_RC, IBV_QPT_RC);
+URDMA_SAME_VALUE(URDMA_QPT_XRC_INI, IBV_QPT_XRC_SEND);
 URDMA_SAME_VALUE(URDMA_ACCESS_LOCAL_WRITE, IBV_ACCESS_LOCAL_WRITE);
 URDMA_SAME_VALUE(URDMA_ACCESS_REMOTE_WRITE, IBV_ACCESS_REMOTE_WRITE);
 URDMA_SAME_VALUE(URDMA_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_READ);
@@ -83,6 +85,7 @@ uint64_t urdma_qp_send_ops(enum ibv_qp_type type)
 {
 	switch (type) {
 	case IBV_QPT_RC:
+	case IBV_QPT_XRC_SEND:
 		return URDMA_RC_SEND_OPS;
 	case IBV_QPT_UC:
 		return URDMA_UC_SEND_OPS;
@@ -383,6 +386,10 @@ static int urdma_build_send(struct urdma_qp *qp, uint32_t idx,
 		wqe->ud.remote_qpn = wr->wr.ud.remote_qpn;
 		wqe->ud.remote_qkey = wr->wr.ud.remote_qkey;
 		wqe->ud.ah_num = to_urdma_ah(wr->wr.ud.ah)->ah_num;
+	} else if (type == IBV_QPT_XRC_SEND) {
+		if (wr->qp_type.xrc.remote_srqn > URDMA_QPN_MASK)
+			return EINVAL;
+		wqe->xrc_srqn = wr->qp_type.xrc.remote_srqn;
 	}
 
 	if (wr->send_flags & IBV_SEND_INLINE)
@@ -771,6 +778,23 @@ static void urdma_wr_set_ud_addr(struct ibv_qp_ex *ibvqp, struct ibv_ah *ah,
 	wqe->ud.ah_num = to_urdma_ah(ah)->ah_num;
 }
 
+/* XRC_SEND: the XRC SRQ of the target that receives the WQE. */
+static void urdma_wr_set_xrc_srqn(struct ibv_qp_ex *ibvqp,
+				  uint32_t remote_srqn)
+{
+	struct urdma_qp *qp = qp_ex_to_urdma_qp(ibvqp);
+	struct urdma_send_wqe *wqe = urdma_wr_cur(qp);
+
+	if (!wqe)
+		return;
+	if (ibvqp->qp_base.qp_type != IBV_QPT_XRC_SEND ||
+	    remote_srqn > URDMA_QPN_MASK) {
+		urdma_wr_fail(qp, EINVAL);
+		return;
+	}
+	wqe->xrc_srqn = remote_srqn;
+}
+
 /* SGEs are the data of every opcode but LOCAL_INV and BIND_MW. */
 static struct urdma_send_wqe *urdma_wr_cur_data(struct urdma_qp *qp)
 {
@@ -924,6 +948,7 @@ void urdma_qp_set_wr_ops(struct urdma_qp *qp, uint64_t flags)
 		qpx->wr_bind_mw = urdma_wr_bind_mw;
 
 	qpx->wr_set_ud_addr = urdma_wr_set_ud_addr;
+	qpx->wr_set_xrc_srqn = urdma_wr_set_xrc_srqn;
 	qpx->wr_set_sge = urdma_wr_set_sge;
 	qpx->wr_set_sge_list = urdma_wr_set_sge_list;
 	qpx->wr_set_inline_data = urdma_wr_set_inline_data;

@@ -17,6 +17,7 @@
 
 enum {
 	URDMA_QP_SUP_COMP_MASK = IBV_QP_INIT_ATTR_PD |
+				 IBV_QP_INIT_ATTR_XRCD |
 				 IBV_QP_INIT_ATTR_CREATE_FLAGS |
 				 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
 	/* Known to libibverbs, so EOPNOTSUPP rather than EINVAL. */
@@ -122,16 +123,21 @@ static int urdma_qp_check_attr(struct urdma_context *ctx,
 		return EINVAL;
 	if (!check_comp_mask(attr->comp_mask, URDMA_QP_SUP_COMP_MASK))
 		return EOPNOTSUPP;
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
-		return EINVAL;
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
 	    attr->create_flags)
 		return EOPNOTSUPP;
+	/* XRC_RECV: a domain's, with no PD, no CQ, no ring of its own. */
+	if (attr->qp_type == IBV_QPT_XRC_RECV)
+		return (attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) && attr->xrcd ?
+		       0 : EINVAL;
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
+		return EINVAL;
 
 	switch (attr->qp_type) {
 	case IBV_QPT_RC:
 	case IBV_QPT_UC:
 	case IBV_QPT_UD:
+	case IBV_QPT_XRC_SEND:
 		break;
 	default:
 		return EOPNOTSUPP;
@@ -151,8 +157,8 @@ static int urdma_qp_check_attr(struct urdma_context *ctx,
 	if (urdma_send_stride(cap) > URDMA_MAX_STRIDE)
 		return EINVAL;
 
-	/* With an SRQ, the receive capabilities are ignored. */
-	if (attr->srq)
+	/* With an SRQ, or none (XRC_SEND), the receive caps are ignored. */
+	if (attr->srq || attr->qp_type == IBV_QPT_XRC_SEND)
 		return 0;
 	if (cap->max_recv_wr > ctx->max_qp_wr ||
 	    cap->max_recv_sge > ctx->max_sge)
@@ -174,7 +180,7 @@ static void urdma_qp_geom(struct ibv_qp_init_attr_ex *attr,
 
 	g->sq_nent = roundup_pow_of_two(max_t(uint32_t, cap->max_send_wr, 1));
 	g->sq_stride = urdma_send_stride(cap);
-	if (attr->srq) {
+	if (attr->srq || attr->qp_type == IBV_QPT_XRC_SEND) {
 		/* The kernel reports 0 for these; ask for what we get. */
 		cap->max_recv_wr = 0;
 		cap->max_recv_sge = 0;
@@ -238,6 +244,49 @@ static void urdma_qp_limits(struct urdma_qp *qp, const struct ibv_qp_cap *cap,
 			       urdma_recv_stride_sge(g->rq_stride)) : 0;
 }
 
+/*
+ * An XRC_RECV QP: the kernel makes it a QP of the domain, not of this
+ * context, with no ring (its messages go to the XRC SRQs they name).
+ */
+static struct urdma_qp *urdma_qp_create_xrc_recv(struct ibv_context *ibvctx,
+						 struct ibv_qp_init_attr_ex
+						 *attr)
+{
+	struct urdma_cmd_create_qp_resp resp = {};
+	struct urdma_cmd_create_qp cmd = {};
+	struct urdma_qp *qp;
+	int err;
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = urdma_wq_init(to_urdma_ctx(ibvctx), NULL, URDMA_RES_TYPE_QP,
+			    &qp->sq, 0, 0);
+	if (err)
+		goto err_free;
+	err = urdma_wq_init(to_urdma_ctx(ibvctx), NULL, URDMA_RES_TYPE_QP,
+			    &qp->rq, 0, 0);
+	if (err)
+		goto err_sq;
+	err = ibv_cmd_create_qp_ex2(ibvctx, &qp->vqp, attr, &cmd.ibv_cmd,
+				    sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (err)
+		goto err_rq;
+	memset(&attr->cap, 0, sizeof(attr->cap));
+	return qp;
+
+err_rq:
+	urdma_wq_destroy(&qp->rq);
+err_sq:
+	urdma_wq_destroy(&qp->sq);
+err_free:
+	free(qp);
+	errno = err;
+	return NULL;
+}
+
 static struct urdma_qp *urdma_qp_create(struct ibv_context *ibvctx,
 					struct ibv_qp_init_attr_ex *attr)
 {
@@ -253,6 +302,8 @@ static struct urdma_qp *urdma_qp_create(struct ibv_context *ibvctx,
 		errno = err;
 		return NULL;
 	}
+	if (attr->qp_type == IBV_QPT_XRC_RECV)
+		return urdma_qp_create_xrc_recv(ibvctx, attr);
 	urdma_qp_geom(attr, &g);
 	qp = calloc(1, sizeof(*qp));
 	if (!qp) {
@@ -325,13 +376,58 @@ struct ibv_qp *urdma_create_qp_ex(struct ibv_context *ibvctx,
 	return qp ? &qp->vqp.qp : NULL;
 }
 
-/* The QP's completions nobody polled are stale once it restarts or goes. */
+/*
+ * An XRC_RECV QP opened by number: another process's (or this one's) QP
+ * of the domain, which this context may modify, query and close.
+ */
+struct ibv_qp *urdma_open_qp(struct ibv_context *ibvctx,
+			     struct ibv_qp_open_attr *attr)
+{
+	struct ib_uverbs_create_qp_resp resp = {};
+	struct ibv_open_qp cmd = {};
+	struct urdma_qp *qp;
+	int err;
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = urdma_wq_init(to_urdma_ctx(ibvctx), NULL, URDMA_RES_TYPE_QP,
+			    &qp->sq, 0, 0);
+	if (err)
+		goto err_free;
+	err = urdma_wq_init(to_urdma_ctx(ibvctx), NULL, URDMA_RES_TYPE_QP,
+			    &qp->rq, 0, 0);
+	if (err)
+		goto err_sq;
+	err = ibv_cmd_open_qp(ibvctx, &qp->vqp, sizeof(qp->vqp), attr, &cmd,
+			      sizeof(cmd), &resp, sizeof(resp));
+	if (err)
+		goto err_rq;
+	return &qp->vqp.qp;
+
+err_rq:
+	urdma_wq_destroy(&qp->rq);
+err_sq:
+	urdma_wq_destroy(&qp->sq);
+err_free:
+	free(qp);
+	errno = err;
+	return NULL;
+}
+
+/*
+ * The QP's completions nobody polled are stale once it restarts or goes.
+ * (XRC: an XRC_SEND QP has no receive CQ, an XRC_RECV QP no CQ at all.)
+ */
 static void urdma_qp_clean_cqs(struct urdma_qp *qp)
 {
 	struct ibv_qp *ibvqp = &qp->vqp.qp;
 
-	urdma_cq_clean(to_urdma_cq(ibvqp->send_cq), ibvqp->qp_num);
-	if (ibvqp->recv_cq != ibvqp->send_cq)
+	if (ibvqp->send_cq)
+		urdma_cq_clean(to_urdma_cq(ibvqp->send_cq), ibvqp->qp_num);
+	if (ibvqp->recv_cq && ibvqp->recv_cq != ibvqp->send_cq)
 		urdma_cq_clean(to_urdma_cq(ibvqp->recv_cq), ibvqp->qp_num);
 }
 

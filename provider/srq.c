@@ -1,35 +1,72 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * urdma provider: shared receive queues.  The ring holds receive WQEs in
- * the RQ format; post_srq_recv lives in post.c.
+ * urdma provider: shared receive queues, basic and XRC.  The ring holds
+ * receive WQEs in the RQ format; post_srq_recv lives in post.c.  An XRC
+ * SRQ has its own CQ, where the receives of every XRC_RECV QP of its
+ * domain that take its WQEs complete.
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "urdma.h"
 
-struct ibv_srq *urdma_create_srq(struct ibv_pd *pd,
-				 struct ibv_srq_init_attr *attr)
+enum {
+	URDMA_SRQ_SUP_COMP_MASK = IBV_SRQ_INIT_ATTR_TYPE |
+				  IBV_SRQ_INIT_ATTR_PD |
+				  IBV_SRQ_INIT_ATTR_XRCD |
+				  IBV_SRQ_INIT_ATTR_CQ,
+};
+
+static int urdma_srq_check_attr(struct urdma_context *ctx,
+				const struct ibv_srq_init_attr_ex *attr)
 {
-	struct urdma_context *ctx = to_urdma_ctx(pd->context);
+	enum ibv_srq_type type = IBV_SRQT_BASIC;
+
+	if (!check_comp_mask(attr->comp_mask, URDMA_SRQ_SUP_COMP_MASK))
+		return EOPNOTSUPP;
+	if (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE)
+		type = attr->srq_type;
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd)
+		return EINVAL;
+	switch (type) {
+	case IBV_SRQT_BASIC:
+		break;
+	case IBV_SRQT_XRC:
+		/* Its domain, and its own CQ: XRC_RECV QPs have none. */
+		if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) ||
+		    !attr->xrcd || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) ||
+		    !attr->cq)
+			return EINVAL;
+		break;
+	default:
+		return EOPNOTSUPP;
+	}
+	if (!attr->attr.max_wr || attr->attr.max_wr > ctx->max_srq_wr ||
+	    attr->attr.max_sge > ctx->max_sge)
+		return EINVAL;
+	if (urdma_recv_stride(attr->attr.max_sge) >
+	    URDMA_MAX_WQE_BLOCKS * URDMA_WQE_BLOCK)
+		return EINVAL;
+	return 0;
+}
+
+struct ibv_srq *urdma_create_srq_ex(struct ibv_context *ibvctx,
+				    struct ibv_srq_init_attr_ex *attr)
+{
+	struct urdma_context *ctx = to_urdma_ctx(ibvctx);
 	struct urdma_cmd_create_srq_resp resp = {};
 	struct urdma_cmd_create_srq cmd = {};
 	struct urdma_srq *srq;
 	uint32_t nent, stride;
 	int err;
 
-	if (!attr->attr.max_wr || attr->attr.max_wr > ctx->max_srq_wr ||
-	    attr->attr.max_sge > ctx->max_sge) {
-		errno = EINVAL;
+	err = urdma_srq_check_attr(ctx, attr);
+	if (err) {
+		errno = err;
 		return NULL;
 	}
-
 	nent = roundup_pow_of_two(attr->attr.max_wr);
 	stride = urdma_recv_stride(attr->attr.max_sge);
-	if (stride > URDMA_MAX_WQE_BLOCKS * URDMA_WQE_BLOCK) {
-		errno = EINVAL;
-		return NULL;
-	}
 
 	srq = calloc(1, sizeof(*srq));
 	if (!srq) {
@@ -37,8 +74,8 @@ struct ibv_srq *urdma_create_srq(struct ibv_pd *pd,
 		return NULL;
 	}
 
-	err = urdma_wq_init(ctx, to_urdma_pd(pd), URDMA_RES_TYPE_SRQ, &srq->rq,
-			    nent, stride);
+	err = urdma_wq_init(ctx, to_urdma_pd(attr->pd), URDMA_RES_TYPE_SRQ,
+			    &srq->rq, nent, stride);
 	if (err)
 		goto err_free_srq;
 
@@ -53,8 +90,8 @@ struct ibv_srq *urdma_create_srq(struct ibv_pd *pd,
 	cmd.db_addr = (uintptr_t)srq->db;
 	cmd.stride = stride;
 	/* Writes the granted max_wr and max_sge back into attr->attr. */
-	err = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd.ibv_cmd,
-				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	err = ibv_cmd_create_srq_ex(ibvctx, &srq->vsrq, attr, &cmd.ibv_cmd,
+				    sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (err)
 		goto err_free_db;
 
@@ -72,6 +109,34 @@ err_free_srq:
 	free(srq);
 	errno = err;
 	return NULL;
+}
+
+struct ibv_srq *urdma_create_srq(struct ibv_pd *pd,
+				 struct ibv_srq_init_attr *attr)
+{
+	struct ibv_srq_init_attr_ex attr_ex = {
+		.srq_context = attr->srq_context,
+		.attr = attr->attr,
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD,
+		.srq_type = IBV_SRQT_BASIC,
+		.pd = pd,
+	};
+	struct ibv_srq *srq = urdma_create_srq_ex(pd->context, &attr_ex);
+
+	if (srq)
+		attr->attr = attr_ex.attr;
+	return srq;
+}
+
+/* The number XRC_SEND WQEs name an XRC SRQ by. */
+int urdma_get_srq_num(struct ibv_srq *ibvsrq, uint32_t *srq_num)
+{
+	struct urdma_srq *srq = to_urdma_srq(ibvsrq);
+
+	if (srq->vsrq.srq_type != IBV_SRQT_XRC)
+		return EINVAL;
+	*srq_num = srq->srqn;
+	return 0;
 }
 
 /*

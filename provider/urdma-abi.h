@@ -27,7 +27,8 @@ DECLARE_DRV_CMD(urdma_cmd_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
 		urdma_resize_cq_cmd, urdma_resize_cq_resp);
 DECLARE_DRV_CMD(urdma_cmd_create_qp, IB_USER_VERBS_EX_CMD_CREATE_QP,
 		urdma_create_qp_cmd, urdma_create_qp_resp);
-DECLARE_DRV_CMD(urdma_cmd_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
+/* SRQs, basic and XRC, are created with ibv_cmd_create_srq_ex. */
+DECLARE_DRV_CMD(urdma_cmd_create_srq, IB_USER_VERBS_CMD_CREATE_XSRQ,
 		urdma_create_srq_cmd, urdma_create_srq_resp);
 DECLARE_DRV_CMD(urdma_cmd_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
 		urdma_modify_srq_cmd, empty);

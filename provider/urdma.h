@@ -241,6 +241,9 @@ static inline void *urdma_wq_entry(struct urdma_wq *wq, uint32_t idx)
 	       (size_t)(idx & (wq->nent - 1)) * wq->stride;
 }
 
+/* QP and SRQ numbers are 24 bits. */
+#define URDMA_QPN_MASK 0xffffffu
+
 /* qp.c */
 int urdma_wq_init(struct urdma_context *ctx, struct urdma_pd *pd,
 		  uint64_t res_type, struct urdma_wq *wq,
@@ -255,6 +258,8 @@ int urdma_modify_qp(struct ibv_qp *ibvqp, struct ibv_qp_attr *attr,
 int urdma_query_qp(struct ibv_qp *ibvqp, struct ibv_qp_attr *attr,
 		   int attr_mask, struct ibv_qp_init_attr *init_attr);
 int urdma_destroy_qp(struct ibv_qp *ibvqp);
+struct ibv_qp *urdma_open_qp(struct ibv_context *ibvctx,
+			     struct ibv_qp_open_attr *attr);
 
 /* post.c */
 int urdma_post_send(struct ibv_qp *ibvqp, struct ibv_send_wr *wr,
@@ -271,6 +276,9 @@ void urdma_qp_set_wr_ops(struct urdma_qp *qp, uint64_t send_ops_flags);
 /* srq.c */
 struct ibv_srq *urdma_create_srq(struct ibv_pd *pd,
 				 struct ibv_srq_init_attr *attr);
+struct ibv_srq *urdma_create_srq_ex(struct ibv_context *ibvctx,
+				    struct ibv_srq_init_attr_ex *attr);
+int urdma_get_srq_num(struct ibv_srq *ibvsrq, uint32_t *srq_num);
 int urdma_modify_srq(struct ibv_srq *ibvsrq, struct ibv_srq_attr *attr,
 		     int attr_mask);
 int urdma_query_srq(struct ibv_srq *ibvsrq, struct ibv_srq_attr *attr);
@@ -302,5 +310,8 @@ int urdma_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 int urdma_dereg_mr(struct verbs_mr *vmr);
 struct ibv_mw *urdma_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int urdma_dealloc_mw(struct ibv_mw *mw);
+struct ibv_xrcd *urdma_open_xrcd(struct ibv_context *ibvctx,
+				 struct ibv_xrcd_init_attr *attr);
+int urdma_close_xrcd(struct ibv_xrcd *ibvxrcd);
 
 #endif /* __URDMA_H__ */

@@ -261,3 +261,40 @@ int urdma_dealloc_mw(struct ibv_mw *mw)
 	free(mw);
 	return 0;
 }
+
+/* An XRC domain: named by a file (shared between processes) or not. */
+struct ibv_xrcd *urdma_open_xrcd(struct ibv_context *ibvctx,
+				 struct ibv_xrcd_init_attr *attr)
+{
+	struct ib_uverbs_open_xrcd_resp resp = {};
+	struct ibv_open_xrcd cmd = {};
+	struct verbs_xrcd *xrcd;
+	int err;
+
+	xrcd = calloc(1, sizeof(*xrcd));
+	if (!xrcd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = ibv_cmd_open_xrcd(ibvctx, xrcd, sizeof(*xrcd), attr, &cmd,
+				sizeof(cmd), &resp, sizeof(resp));
+	if (err) {
+		free(xrcd);
+		errno = err;
+		return NULL;
+	}
+	return &xrcd->xrcd;
+}
+
+int urdma_close_xrcd(struct ibv_xrcd *ibvxrcd)
+{
+	struct verbs_xrcd *xrcd = container_of(ibvxrcd, struct verbs_xrcd,
+					       xrcd);
+	int err;
+
+	err = ibv_cmd_close_xrcd(xrcd);
+	if (err)
+		return err;
+	free(xrcd);
+	return 0;
+}

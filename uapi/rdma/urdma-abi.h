@@ -278,7 +278,7 @@ struct urdma_send_wqe {
 		struct urdma_wqe_reg reg;
 	};
 	__u32 inline_len;
-	__u32 reserved_1a0;
+	__u32 xrc_srqn;		/* XRC_INI: the remote XRC SRQ; else 0 */
 	__u64 reserved_1c0;
 };
 
@@ -343,6 +343,16 @@ enum {
 	URDMA_WOP_QP_UC = 1 << 3,
 	URDMA_WOP_QP_UD = 1 << 4 | 1 << 1,	/* UD and GSI */
 	URDMA_WOP_QP_ALL = URDMA_WOP_QP_RC | URDMA_WOP_QP_UC | URDMA_WOP_QP_UD,
+};
+
+/*
+ * QP types by their (shared) enum ib_qp_type and enum ibv_qp_type values.
+ * An XRC initiator (IB_QPT_XRC_INI, IBV_QPT_XRC_SEND) posts what an RC QP
+ * does, each WQE naming the remote XRC SRQ (xrc_srqn).
+ */
+enum {
+	URDMA_QPT_RC = 2,
+	URDMA_QPT_XRC_INI = 9,
 };
 
 /* urdma_wqe_op.flags */
@@ -444,6 +454,8 @@ static inline const struct urdma_wqe_op *urdma_wqe_op(unsigned int op)
 /* May a QP of @qp_type (enum ib_qp_type / ibv_qp_type) post @op? */
 static inline int urdma_wqe_op_allowed(unsigned int op, unsigned int qp_type)
 {
+	if (qp_type == URDMA_QPT_XRC_INI)
+		qp_type = URDMA_QPT_RC;
 	return qp_type < 8 && (urdma_wqe_op(op)->qp_types & (1u << qp_type));
 }
 

@@ -666,12 +666,13 @@ static const struct urdma_cqe *rsv_cqe(const struct cq *cq, uint32_t i)
  * Reserved fields of a send WQE (docs/ABI.md: they must be zero) are
  * checked like any other field: a WQE with one set fails with
  * LOC_QP_OP_ERR and does nothing, so the bits can gain a meaning later.
- * The same WQE with them clear succeeds.
+ * The same WQE with them clear succeeds.  xrc_srqn means something only
+ * to an XRC initiator; on an RC QP it must be zero too.
  */
 TEST_F(q, send_wqe_reserved_fields)
 {
 	static const char *const names[] = {
-		"reserved_58", "reserved_1a0", "reserved_1c0",
+		"reserved_58", "xrc_srqn", "reserved_1c0",
 	};
 	const struct urdma_cqe *c;
 	struct urdma_send_wqe *w;
@@ -692,7 +693,7 @@ TEST_F(q, send_wqe_reserved_fields)
 		if (i == 0)
 			w->reserved_58 = 0x80;
 		else if (i == 1)
-			w->reserved_1a0 = 1;
+			w->xrc_srqn = 1;
 		else
 			w->reserved_1c0 = 1ull << 63;
 		ASSERT_RET(0, rsv_post(&self->e, &r, qp.handle, 2));
