@@ -151,6 +151,14 @@ int urdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	int ret = 0;
 
 	/*
+	 * An XRC_TGT QP is a kernel QP that user space reaches through
+	 * uverbs' post_send; it sends nothing.
+	 */
+	if (ibqp->qp_type == IB_QPT_XRC_TGT) {
+		*bad_wr = wr;
+		return wr ? -EINVAL : 0;
+	}
+	/*
 	 * User QPs post in user space; a zero-WR post from there is the kick
 	 * that wakes the engine.  WRs are never accepted through here.
 	 */

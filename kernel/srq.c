@@ -68,10 +68,16 @@ int urdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		ret = -ENOMEM;
 		goto err_count;
 	}
-	/* Reserved (NULL) until it is ready: lookups do not see it. */
-	ret = xa_alloc_irq(&udev->srqs, &srq->srqn, NULL,
-			   XA_LIMIT(0, URDMA_MAX_SRQ - 1), GFP_KERNEL);
-	if (ret)
+	/*
+	 * Reserved (NULL) until it is ready: lookups do not see it.  Numbers
+	 * are handed out cyclically, from 1: an XRC requester that still
+	 * names a destroyed SRQ does not soon reach a new one, and a WQE
+	 * that names none (0) reaches none.
+	 */
+	ret = xa_alloc_cyclic_irq(&udev->srqs, &srq->srqn, NULL,
+				  XA_LIMIT(1, URDMA_MAX_SRQN), &udev->next_srqn,
+				  GFP_KERNEL);
+	if (ret < 0)
 		goto err_count;
 	spin_lock_init(&srq->lock);
 	srq->pdn = to_upd(ibsrq->pd)->pdn;
@@ -247,7 +253,7 @@ struct urdma_srq *urdma_xrc_srq(struct urdma_dev *udev, u32 srqn,
 
 	xa_lock_irqsave(&udev->srqs, flags);
 	srq = xa_load(&udev->srqs, srqn);
-	if (srq && srq->xrcd != xrcd)
+	if (srq && (!srq->xrcd || srq->xrcd != xrcd))
 		srq = NULL;
 	xa_unlock_irqrestore(&udev->srqs, flags);
 	return srq;

@@ -60,6 +60,7 @@ enum urdma_limits {
 #define URDMA_VENDOR_ID		0x7572
 #define URDMA_VENDOR_PART_ID	1
 
+#define URDMA_MAX_SRQN		(BIT(24) - 1)	/* 24 bits, as in an XRCETH */
 #define URDMA_MAX_MR_SIZE	BIT_ULL(40)
 #define URDMA_MAX_MSG_SIZE	BIT(31)
 #define URDMA_PAGE_SIZE_CAP	(SZ_4K | SZ_2M | SZ_1G)
@@ -83,8 +84,9 @@ enum urdma_limits {
  *		registering thread unregisters.  Protected by urdma_devs_lock.
  * @pd_ida:	PD numbers; the ida has its own lock.
  * @cq_ida:	CQ numbers.
- * @srqs:	SRQ number -> SRQ (0..URDMA_MAX_SRQ-1), for the XRC SRQ an XRC
- *		WQE or packet names; the xarray's lock, irq-safe.
+ * @srqs:	SRQ number -> SRQ (1..URDMA_MAX_SRQN, cyclically from
+ *		@next_srqn), for the XRC SRQ an XRC WQE or packet names; the
+ *		xarray's lock, irq-safe.
  * @keys:	lkeys/rkeys of MRs and MWs.
  * @qps:	QP number -> QP; QPN 1 is the GSI QP, user QPs get 2..2^24-1
  *		cyclically (@next_qpn).  Its lock is the xarray's.
@@ -109,6 +111,7 @@ struct urdma_dev {
 	struct ida pd_ida;
 	struct ida cq_ida;
 	struct xarray srqs;
+	u32 next_srqn;
 	struct urdma_keytab keys;
 	struct xarray qps;
 	u32 next_qpn;

@@ -408,7 +408,8 @@ int urdma_post_send(struct ibv_qp *ibvqp, struct ibv_send_wr *wr,
 	uint32_t head;
 	int err = 0, kerr;
 
-	if (!urdma_sq_ready(ibvqp->state)) {
+	/* (No SQ: an XRC_RECV QP, created or opened, in any state.) */
+	if (!sq->nent || !urdma_sq_ready(ibvqp->state)) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -886,7 +887,8 @@ static void urdma_wr_start(struct ibv_qp_ex *ibvqp)
 	pthread_spin_lock(&qp->sq.lock);
 	qp->wr_head = qp->sq.head;
 	qp->wr_cur = NULL;
-	qp->wr_err = urdma_sq_ready(ibvqp->qp_base.state) ? 0 : EINVAL;
+	qp->wr_err = qp->sq.nent && urdma_sq_ready(ibvqp->qp_base.state) ?
+		     0 : EINVAL;
 }
 
 static int urdma_wr_complete(struct ibv_qp_ex *ibvqp)

@@ -419,15 +419,19 @@ err_free:
 
 /*
  * The QP's completions nobody polled are stale once it restarts or goes.
- * (XRC: an XRC_SEND QP has no receive CQ, an XRC_RECV QP no CQ at all.)
+ * XRC: an XRC_SEND QP has no receive CQ and an XRC_RECV QP no CQ at all,
+ * whatever libibverbs copied from the caller's attributes (a CQ the
+ * kernel holds no reference for, which may be gone).
  */
 static void urdma_qp_clean_cqs(struct urdma_qp *qp)
 {
 	struct ibv_qp *ibvqp = &qp->vqp.qp;
 
-	if (ibvqp->send_cq)
-		urdma_cq_clean(to_urdma_cq(ibvqp->send_cq), ibvqp->qp_num);
-	if (ibvqp->recv_cq && ibvqp->recv_cq != ibvqp->send_cq)
+	if (ibvqp->qp_type == IBV_QPT_XRC_RECV)
+		return;
+	urdma_cq_clean(to_urdma_cq(ibvqp->send_cq), ibvqp->qp_num);
+	if (ibvqp->qp_type != IBV_QPT_XRC_SEND &&
+	    ibvqp->recv_cq != ibvqp->send_cq)
 		urdma_cq_clean(to_urdma_cq(ibvqp->recv_cq), ibvqp->qp_num);
 }
 

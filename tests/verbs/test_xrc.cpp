@@ -409,6 +409,18 @@ TEST_F(XrcTest, OpenTheTargetByNumber)
 	ASSERT_EQ(connect(opened.get(), 2, false), 0);
 	EXPECT_EQ(qp_state(tgt.get()), IBV_QPS_RTR);
 
+	// ERRORS: a target has no queue of its own to post to, whichever
+	// handle it is posted through (an opened one's state is unknown to
+	// libibverbs).
+	Region r = make_region(pd_.get(), 64);
+	ASSERT_TRUE(r);
+	for (ibv_qp *qp : { tgt.get(), opened.get() }) {
+		EXPECT_EQ(post_send_verbs(qp, { send_wr(1, IBV_WR_SEND,
+							{ r.sge(0, 8) }) }),
+			  EINVAL);
+		EXPECT_EQ(post_recv(qp, 2, { r.sge(0, 8) }), EINVAL);
+	}
+
 	// ERRORS: no such QP.
 	oa.qp_num = 0xfffffe;
 	errno = 0;
