@@ -381,6 +381,7 @@ int urdma_pkt_alloc(struct urdma_dev *udev, u8 opcode, u32 paylen,
 	tx->skb = skb;
 	tx->bth = skb_put_zero(skb, hdr);
 	tx->payload = skb_put(skb, paylen);
+	tx->opcode = opcode;
 	tx->ect = false;
 	skb_put_zero(skb, pad + URDMA_ICRC_LEN);
 	tx->bth->w0 = cpu_to_be32(FIELD_PREP(URDMA_BTH_OPCODE, opcode) |

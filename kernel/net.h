@@ -47,6 +47,7 @@ struct urdma_tx {
 	struct sk_buff *skb;
 	struct urdma_bth *bth;
 	void *payload;
+	u8 opcode;	/* the BTH's: where its extended headers lie */
 	bool ect;	/* ECN-capable transport: send as ECT(0) */
 };
 
@@ -56,10 +57,10 @@ static inline void *urdma_pkt_hdr(const struct urdma_pkt *pkt,
 	return (u8 *)pkt->bth + urdma_hdr_off(pkt->opcode, bit);
 }
 
-static inline void *urdma_tx_hdr(const struct urdma_tx *tx, u8 opcode,
+static inline void *urdma_tx_hdr(const struct urdma_tx *tx,
 				 enum urdma_hdr_bit bit)
 {
-	return (u8 *)tx->bth + urdma_hdr_off(opcode, bit);
+	return (u8 *)tx->bth + urdma_hdr_off(tx->opcode, bit);
 }
 
 void urdma_net_start(struct urdma_dev *udev);

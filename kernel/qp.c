@@ -456,10 +456,6 @@ static int urdma_qp_wire_setup(struct urdma_qp *qp,
 		WRITE_ONCE(qp->use_wire, false);
 		return 0;
 	}
-	/* XRC runs on the local path only, for now. */
-	if (qp->ibqp.qp_type == IB_QPT_XRC_INI ||
-	    qp->ibqp.qp_type == IB_QPT_XRC_TGT)
-		return -EOPNOTSUPP;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		qp->attr.max_dest_rd_atomic = attr->max_dest_rd_atomic;
 	ret = urdma_wire_alloc(qp);

@@ -24,7 +24,11 @@ enum {
 	URDMA_TR_UC = 0x20,
 	URDMA_TR_UD = 0x60,
 	URDMA_TR_CNP = 0x80,
+	URDMA_TR_XRC = 0xa0,
 };
+
+#define URDMA_TR_MASK		0xe0
+#define URDMA_OP_MASK		0x1f
 
 /*
  * The congestion notification packet (IBTA A17.9.3): BTH (opcode 0x81,
@@ -80,6 +84,16 @@ struct urdma_bth {
 #define URDMA_BTH_QPN		GENMASK(23, 0)
 #define URDMA_BTH_ACKREQ	BIT(31)
 #define URDMA_BTH_PSN		GENMASK(23, 0)
+
+/*
+ * XRC extended transport header, 4 bytes: the XRC SRQ a request is for.
+ * Every XRC request carries one, right after the BTH; responses do not.
+ */
+struct urdma_xrceth {
+	__be32 srqn;	/* reserved, XRC SRQ number */
+} __packed;
+
+#define URDMA_XRCETH_SRQN	GENMASK(23, 0)
 
 /* Datagram extended transport header, 8 bytes. */
 struct urdma_deth {
@@ -149,6 +163,7 @@ struct urdma_feth {
  * of their bits here, which is the order IBTA puts them in.
  */
 enum urdma_hdr_bit {
+	URDMA_H_XRCETH,
 	URDMA_H_DETH,
 	URDMA_H_FETH,
 	URDMA_H_RETH,
@@ -161,6 +176,7 @@ enum urdma_hdr_bit {
 };
 
 enum urdma_pkt_flag {
+	URDMA_PF_XRCETH	= BIT(URDMA_H_XRCETH),
 	URDMA_PF_DETH	= BIT(URDMA_H_DETH),
 	URDMA_PF_FETH	= BIT(URDMA_H_FETH),
 	URDMA_PF_RETH	= BIT(URDMA_H_RETH),
@@ -169,19 +185,22 @@ enum urdma_pkt_flag {
 	URDMA_PF_ATMACK	= BIT(URDMA_H_ATMACK),
 	URDMA_PF_IMM	= BIT(URDMA_H_IMM),
 	URDMA_PF_IETH	= BIT(URDMA_H_IETH),
-	URDMA_PF_PAYLOAD = BIT(8),	/* may carry data */
-	URDMA_PF_REQ	= BIT(9),	/* requester to responder */
-	URDMA_PF_RESP	= BIT(10),	/* responder to requester */
-	URDMA_PF_FIRST	= BIT(11),
-	URDMA_PF_MIDDLE	= BIT(12),
-	URDMA_PF_LAST	= BIT(13),	/* ONLY is FIRST | LAST */
-	URDMA_PF_SEND	= BIT(14),	/* consumes a receive WQE */
-	URDMA_PF_WRITE	= BIT(15),
-	URDMA_PF_READ	= BIT(16),
-	URDMA_PF_ATOMIC	= BIT(17),
-	URDMA_PF_FLUSH	= BIT(18),
-	URDMA_PF_CNP	= BIT(19),	/* neither way: congestion notice */
+	URDMA_PF_PAYLOAD = BIT(9),	/* may carry data */
+	URDMA_PF_REQ	= BIT(10),	/* requester to responder */
+	URDMA_PF_RESP	= BIT(11),	/* responder to requester */
+	URDMA_PF_FIRST	= BIT(12),
+	URDMA_PF_MIDDLE	= BIT(13),
+	URDMA_PF_LAST	= BIT(14),	/* ONLY is FIRST | LAST */
+	URDMA_PF_SEND	= BIT(15),	/* consumes a receive WQE */
+	URDMA_PF_WRITE	= BIT(16),
+	URDMA_PF_READ	= BIT(17),
+	URDMA_PF_ATOMIC	= BIT(18),
+	URDMA_PF_FLUSH	= BIT(19),
+	URDMA_PF_CNP	= BIT(20),	/* neither way: congestion notice */
 };
+
+/* The header bits come first. */
+static_assert(BIT(URDMA_H_NUM) <= URDMA_PF_PAYLOAD);
 
 /**
  * struct urdma_opcode - what the table knows of an opcode

@@ -86,11 +86,11 @@ u8 urdma_ud_xmit(struct urdma_engine *eng, struct urdma_qp *qp,
 		tx.bth->w0 |= cpu_to_be32(URDMA_BTH_SE);
 	tx.bth->w1 = cpu_to_be32(FIELD_PREP(URDMA_BTH_QPN, dqpn));
 	tx.bth->w2 = cpu_to_be32(FIELD_PREP(URDMA_BTH_PSN, psn));
-	deth = urdma_tx_hdr(&tx, opcode, URDMA_H_DETH);
+	deth = urdma_tx_hdr(&tx, URDMA_H_DETH);
 	deth->qkey = cpu_to_be32(qkey);
 	deth->sqp = cpu_to_be32(FIELD_PREP(URDMA_DETH_SQP, qp->ibqp.qp_num));
 	if (imm)
-		memcpy(urdma_tx_hdr(&tx, opcode, URDMA_H_IMM), &wqe->ex, 4);
+		memcpy(urdma_tx_hdr(&tx, URDMA_H_IMM), &wqe->ex, 4);
 	if (len && !urdma_tx_copy(&tx, eng->scratch->src, nsrc, len)) {
 		urdma_count(eng, URDMA_CNT_TX_ERRS);
 		return IB_WC_LOC_QP_OP_ERR;
@@ -205,15 +205,30 @@ static bool urdma_pkt_from_peer(const struct urdma_qp *qp,
 	       !memcmp(&dgid, &qp->av.sgid, sizeof(dgid));
 }
 
-/*
- * Whether @qp takes a connection's packet @pkt: it is on the wire, of the
- * transport @rc says, and @pkt comes from its peer.
- */
+/* Whether @qp is on the wire and @pkt comes from its peer. */
 static bool urdma_rx_peer_ok(const struct urdma_qp *qp,
-			     const struct urdma_pkt *pkt, bool rc)
+			     const struct urdma_pkt *pkt)
 {
-	return READ_ONCE(qp->use_wire) && rc == urdma_is_rc(qp) &&
-	       urdma_pkt_from_peer(qp, pkt);
+	return READ_ONCE(qp->use_wire) && urdma_pkt_from_peer(qp, pkt);
+}
+
+/*
+ * Whether @qp takes a packet of its connection's transport in the role
+ * @pkt has: an XRC initiator only responses, an XRC target only requests.
+ */
+static bool urdma_rx_role_ok(const struct urdma_qp *qp,
+			     const struct urdma_pkt *pkt)
+{
+	if ((pkt->opcode & URDMA_TR_MASK) != urdma_qp_tr(qp))
+		return false;
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_XRC_INI:
+		return pkt->flags & URDMA_PF_RESP;
+	case IB_QPT_XRC_TGT:
+		return !(pkt->flags & URDMA_PF_RESP);
+	default:
+		return true;
+	}
 }
 
 /*
@@ -255,7 +270,8 @@ static void urdma_rx_ce(struct urdma_engine *eng, struct urdma_qp *qp)
 static bool urdma_rx_cnp(struct urdma_engine *eng, struct urdma_qp *qp,
 			 const struct urdma_pkt *pkt)
 {
-	if (pkt->paylen != URDMA_CNP_PAYLOAD || !urdma_rx_peer_ok(qp, pkt, true))
+	if (pkt->paylen != URDMA_CNP_PAYLOAD || !urdma_is_rc(qp) ||
+	    !urdma_rx_peer_ok(qp, pkt))
 		return false;
 	urdma_count(eng, URDMA_CNT_CNPS_RCVD);
 	urdma_req_cnp(eng, qp);
@@ -263,7 +279,7 @@ static bool urdma_rx_cnp(struct urdma_engine *eng, struct urdma_qp *qp,
 }
 
 /**
- * urdma_rx_conn - an RC or UC packet for @qp
+ * urdma_rx_conn - an RC, UC or XRC packet for @qp
  * @eng: the QP's engine, in a pass
  * @qp: the destination QP, which receives (RTR or later)
  * @pkt: the packet
@@ -275,11 +291,10 @@ static bool urdma_rx_cnp(struct urdma_engine *eng, struct urdma_qp *qp,
 static bool urdma_rx_conn(struct urdma_engine *eng, struct urdma_qp *qp,
 			  const struct urdma_pkt *pkt)
 {
-	bool rc_pkt = (pkt->opcode & 0xe0) == URDMA_TR_RC;
-
-	if ((pkt->flags & URDMA_PF_DETH) || !urdma_rx_peer_ok(qp, pkt, rc_pkt))
+	if ((pkt->flags & URDMA_PF_DETH) || !urdma_rx_role_ok(qp, pkt) ||
+	    !urdma_rx_peer_ok(qp, pkt))
 		return false;
-	if (pkt->ce && rc_pkt)
+	if (pkt->ce && urdma_is_rc(qp))
 		urdma_rx_ce(eng, qp);
 	if (pkt->flags & URDMA_PF_RESP)
 		urdma_req_rx(eng, qp, pkt);
@@ -313,16 +328,17 @@ void urdma_rx(struct urdma_engine *eng, struct sk_buff *skb)
 	if (!urdma_pkey_ok(pkt.pkey)) {
 		ok = false;
 	} else if (pkt.qpn == URDMA_BTH_QPN &&
-		   (pkt.opcode & 0xe0) == URDMA_TR_UD) {
+		   (pkt.opcode & URDMA_TR_MASK) == URDMA_TR_UD) {
 		ok = urdma_rx_mcast(eng, &pkt);
 	} else if (qp &&
 		   urdma_state_receives(READ_ONCE(qp->attr.qp_state))) {
-		switch (pkt.opcode & 0xe0) {
+		switch (pkt.opcode & URDMA_TR_MASK) {
 		case URDMA_TR_UD:
 			ok = urdma_rx_ud(eng, qp, &pkt);
 			break;
 		case URDMA_TR_RC:
 		case URDMA_TR_UC:
+		case URDMA_TR_XRC:
 			ok = urdma_rx_conn(eng, qp, &pkt);
 			break;
 		case URDMA_TR_CNP:

@@ -52,6 +52,7 @@ struct urdma_rd_res {
 	u32 rkey;
 	u32 len;
 	u32 off;	/* READ: response bytes sent */
+	u32 pdn;	/* the PD its keys are checked in (XRC: the SRQ's) */
 	bool atomic;
 	bool busy;	/* READ: responses still to send */
 	u64 orig;	/* atomic: the value it returned */
@@ -79,6 +80,7 @@ struct urdma_wire_req {
 	bool rnr_wait;		/* ... or until an ACK */
 	u32 slot_size;
 	u8 *slots;		/* URDMA_WIRE_WINDOW urdma_inflight */
+	u32 xrc_srqn;		/* XRC: the SRQ of the packet being built */
 };
 
 /* The completer's state: what the responder has answered, retries left. */
@@ -107,6 +109,9 @@ struct urdma_wire_resp {
 	u32 res_next;
 	struct urdma_rd_res *res;
 	u8 *rwqe;		/* the receive WQE a SEND consumes */
+	u32 pdn;		/* the PD of the request's keys, per packet */
+	struct urdma_srq *srq;	/* XRC: the SRQ it names, during one packet */
+	u32 xrc_srqn;		/* XRC: the SRQ of the message under way */
 };
 
 /* The congestion window, in PSNs beyond the last ACK (wire_cc.c). */

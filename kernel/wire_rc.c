@@ -134,17 +134,27 @@ void urdma_wire_free(struct urdma_qp *qp)
 
 /* ---- building packets --------------------------------------------------- */
 
-/* Start a packet of @opcode to the QP's peer: fills the BTH. */
+/*
+ * Start a packet of operation @opcode, in the QP's transport, to its peer:
+ * fills the BTH, and an XRC request's XRCETH (the SRQ of the WQE it is of,
+ * req.xrc_srqn).
+ */
 int urdma_wire_pkt(struct urdma_qp *qp, u8 opcode, u32 psn, u32 paylen,
 		   bool ackreq, bool se, struct urdma_tx *tx)
 {
 	struct urdma_dev *udev = to_udev(qp->ibqp.device);
-	u8 tr = urdma_is_rc(qp) ? URDMA_TR_RC : URDMA_TR_UC;
+	u8 full = urdma_qp_tr(qp) | opcode;
 	int ret;
 
-	ret = urdma_pkt_alloc(udev, tr | opcode, paylen, tx);
+	ret = urdma_pkt_alloc(udev, full, paylen, tx);
 	if (ret)
 		return ret;
+	if (urdma_opcodes[full].flags & URDMA_PF_XRCETH) {
+		struct urdma_xrceth *x = urdma_tx_hdr(tx, URDMA_H_XRCETH);
+
+		x->srqn = cpu_to_be32(FIELD_PREP(URDMA_XRCETH_SRQN,
+						 qp->wire->req.xrc_srqn));
+	}
 	/* RC reacts to congestion notices; UC has no window to cut. */
 	tx->ect = urdma_is_rc(qp) && urdma_wire_ecn();
 	if (se)
@@ -177,11 +187,10 @@ void urdma_put_reth(void *p, u64 va, u32 rkey, u32 len)
 	reth->len = cpu_to_be32(len);
 }
 
-/* Fill the AETH of packet @tx of RC opcode @op (which must carry one). */
-void urdma_put_aeth(struct urdma_tx *tx, u8 op, u8 syn, u32 msn)
+/* Fill the AETH of packet @tx (of an opcode that carries one). */
+void urdma_put_aeth(struct urdma_tx *tx, u8 syn, u32 msn)
 {
-	struct urdma_aeth *aeth = urdma_tx_hdr(tx, URDMA_TR_RC | op,
-					       URDMA_H_AETH);
+	struct urdma_aeth *aeth = urdma_tx_hdr(tx, URDMA_H_AETH);
 
 	aeth->w = cpu_to_be32(FIELD_PREP(URDMA_AETH_SYN, syn) |
 			      FIELD_PREP(URDMA_AETH_MSN, msn));
@@ -197,7 +206,7 @@ void urdma_send_ack(struct urdma_engine *eng, struct urdma_qp *qp,
 		urdma_count(eng, URDMA_CNT_TX_ERRS);
 		return;
 	}
-	urdma_put_aeth(&tx, URDMA_OP_ACK, syn, qp->wire->resp.msn);
+	urdma_put_aeth(&tx, syn, qp->wire->resp.msn);
 	urdma_wire_send(eng, qp, &tx);
 }
 

@@ -13,9 +13,24 @@
 #define URDMA_WIRE_BUDGET	32
 #define URDMA_ACKREQ_EVERY	16
 
+/* The reliable transport: RC, and XRC (an RC connection between XRC QPs). */
 static inline bool urdma_is_rc(const struct urdma_qp *qp)
 {
-	return qp->ibqp.qp_type == IB_QPT_RC;
+	return urdma_is_reliable(qp);
+}
+
+/* The transport of a connected QP's packets: the opcodes' top bits. */
+static inline u8 urdma_qp_tr(const struct urdma_qp *qp)
+{
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_UC:
+		return URDMA_TR_UC;
+	case IB_QPT_XRC_INI:
+	case IB_QPT_XRC_TGT:
+		return URDMA_TR_XRC;
+	default:
+		return URDMA_TR_RC;
+	}
 }
 
 static inline u32 urdma_qp_mtu(const struct urdma_qp *qp)
@@ -70,7 +85,7 @@ struct urdma_inflight *urdma_req_holder(struct urdma_qp *qp, u32 psn,
 					u32 *idx);
 
 /* wire_rc.c: packets */
-void urdma_put_aeth(struct urdma_tx *tx, u8 op, u8 syn, u32 msn);
+void urdma_put_aeth(struct urdma_tx *tx, u8 syn, u32 msn);
 void urdma_put_reth(void *p, u64 va, u32 rkey, u32 len);
 void urdma_send_ack(struct urdma_engine *eng, struct urdma_qp *qp,
 		    u8 syn, u32 psn);

@@ -54,7 +54,7 @@ static bool urdma_req_read_pkt(struct urdma_qp *qp, struct urdma_inflight *f,
 	}
 	if (urdma_wire_pkt(qp, opcode, psn, 0, true, false, tx))
 		return false;
-	urdma_put_reth(urdma_tx_hdr(tx, opcode, URDMA_H_RETH),
+	urdma_put_reth(urdma_tx_hdr(tx, URDMA_H_RETH),
 		       wqe->rdma.remote_addr + w->req.off, wqe->rdma.rkey,
 		       f->len - w->req.off);
 	w->req.psn = urdma_psn_add(f->first_psn, f->npsn);
@@ -72,7 +72,7 @@ static bool urdma_req_atomic_pkt(struct urdma_qp *qp,
 
 	if (urdma_wire_pkt(qp, opcode, w->req.psn, 0, true, false, tx))
 		return false;
-	a = urdma_tx_hdr(tx, opcode, URDMA_H_ATMETH);
+	a = urdma_tx_hdr(tx, URDMA_H_ATMETH);
 	a->va = cpu_to_be64(wqe->atomic.remote_addr);
 	a->rkey = cpu_to_be32(wqe->atomic.rkey);
 	a->swap_add = cpu_to_be64(cmp_swp ? wqe->atomic.swap :
@@ -93,7 +93,7 @@ static bool urdma_req_atomic_write_pkt(struct urdma_qp *qp,
 
 	if (urdma_wire_pkt(qp, opcode, w->req.psn, 8, true, false, tx))
 		return false;
-	urdma_put_reth(urdma_tx_hdr(tx, opcode, URDMA_H_RETH),
+	urdma_put_reth(urdma_tx_hdr(tx, URDMA_H_RETH),
 		       wqe->atomic.remote_addr, wqe->atomic.rkey, 8);
 	memcpy(tx->payload, &wqe->atomic.compare_add, 8);
 	w->req.psn = urdma_psn_add(w->req.psn, 1);
@@ -110,10 +110,10 @@ static bool urdma_req_flush_pkt(struct urdma_qp *qp, struct urdma_inflight *f,
 
 	if (urdma_wire_pkt(qp, opcode, w->req.psn, 0, true, false, tx))
 		return false;
-	feth = urdma_tx_hdr(tx, opcode, URDMA_H_FETH);
+	feth = urdma_tx_hdr(tx, URDMA_H_FETH);
 	feth->w = cpu_to_be32(FIELD_PREP(URDMA_FETH_SEL, wqe->flush.level) |
 			      FIELD_PREP(URDMA_FETH_PLT, wqe->flush.type));
-	urdma_put_reth(urdma_tx_hdr(tx, opcode, URDMA_H_RETH),
+	urdma_put_reth(urdma_tx_hdr(tx, URDMA_H_RETH),
 		       wqe->flush.remote_addr, wqe->flush.rkey,
 		       (u32)min_t(u64, wqe->flush.length, U32_MAX));
 	w->req.psn = urdma_psn_add(w->req.psn, 1);
@@ -250,18 +250,21 @@ static u8 urdma_req_data_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 	if (urdma_wire_pkt(qp, opcode, psn, pay, ackreq,
 			   *last && (wqe->flags & URDMA_WQE_SOLICITED), tx))
 		return 0;
-	/* RC and UC lay out their headers alike: RC's table row. */
+	/*
+	 * RC, UC and XRC carry the same headers, XRC's XRCETH aside (which
+	 * urdma_wire_pkt() fills): RC's table row.
+	 */
 	hdrs = urdma_opcodes[URDMA_TR_RC | opcode].flags;
 	if (hdrs & URDMA_PF_RETH)
-		urdma_put_reth(urdma_tx_hdr(tx, opcode, URDMA_H_RETH),
+		urdma_put_reth(urdma_tx_hdr(tx, URDMA_H_RETH),
 			       wqe->rdma.remote_addr, wqe->rdma.rkey, f->len);
 	/* ex: ImmDt, big-endian already; or the rkey, in CPU order. */
 	if (hdrs & URDMA_PF_IMM) {
-		memcpy(urdma_tx_hdr(tx, opcode, URDMA_H_IMM), &wqe->ex, 4);
+		memcpy(urdma_tx_hdr(tx, URDMA_H_IMM), &wqe->ex, 4);
 	} else if (hdrs & URDMA_PF_IETH) {
 		__be32 rkey = cpu_to_be32(wqe->ex);
 
-		memcpy(urdma_tx_hdr(tx, opcode, URDMA_H_IETH), &rkey, 4);
+		memcpy(urdma_tx_hdr(tx, URDMA_H_IETH), &rkey, 4);
 	}
 	if (pay) {
 		urdma_sgl_skip(s->src, nsrc, w->req.off);
@@ -292,6 +295,7 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 
 	*wqe_sent = false;
 	op = urdma_slot_wqe(f)->opcode;
+	w->req.xrc_srqn = urdma_slot_wqe(f)->xrc_srqn;
 	/* Checked by urdma_wqe_valid() when it was copied; still, in range. */
 	build = op < URDMA_WQE_NUM_OPCODES ? urdma_req_builders[op] : NULL;
 	if (build) {

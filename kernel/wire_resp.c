@@ -17,7 +17,7 @@
 static bool urdma_pkt_is_flush_or_atomic_write(const struct urdma_pkt *pkt)
 {
 	return (pkt->flags & URDMA_PF_FLUSH) ||
-	       pkt->opcode == (URDMA_TR_RC | URDMA_OP_ATOMIC_WRITE);
+	       (pkt->opcode & URDMA_OP_MASK) == URDMA_OP_ATOMIC_WRITE;
 }
 
 /* Whether a READ response before @psn is still to be sent. */
@@ -31,11 +31,17 @@ static bool urdma_resp_reads_before(const struct urdma_wire *w, u32 psn)
 	return false;
 }
 
-static void urdma_resp_peer(struct urdma_qp *qp, struct urdma_peer *peer)
+/*
+ * The responder as key checks see it: the QP, and the PD of the request
+ * (w->resp.pdn: the QP's, or for XRC the named SRQ's).
+ */
+static void urdma_resp_peer(struct urdma_qp *qp, u32 pdn,
+			    struct urdma_peer *peer)
 {
 	peer->dev = to_udev(qp->ibqp.device);
 	peer->qp = qp;
-	peer->pdn = urdma_qp_pdn(qp);
+	peer->srq = NULL;
+	peer->pdn = pdn;
 }
 
 /* A NAK that ends the message, and the responder's QP with it (RC). */
@@ -65,6 +71,7 @@ static int urdma_resp_send(struct urdma_engine *eng, struct urdma_qp *qp,
 	const struct urdma_sge *sge = (const struct urdma_sge *)(rwqe + 1);
 	struct urdma_sg src = { .kva = (void *)pkt->payload,
 				.len = pkt->paylen };
+	struct urdma_srq *srq = w->resp.srq ?: urdma_qp_srq(qp);
 	struct urdma_cqe cqe = {};
 	u32 max_sge;
 	int nsg, ret;
@@ -72,7 +79,7 @@ static int urdma_resp_send(struct urdma_engine *eng, struct urdma_qp *qp,
 	u8 status;
 
 	if (pkt->flags & URDMA_PF_FIRST) {
-		ret = urdma_take_recv(eng, qp, urdma_qp_srq(qp), &max_sge, 0);
+		ret = urdma_take_recv(eng, qp, srq, &max_sge, 0);
 		if (ret == -EAGAIN)
 			return -EAGAIN;		/* RNR */
 		if (ret) {
@@ -88,7 +95,7 @@ static int urdma_resp_send(struct urdma_engine *eng, struct urdma_qp *qp,
 		w->resp.in_send = true;
 	}
 	cqe.wr_id = rwqe->wr_id;
-	status = urdma_lkey_sgl(udev, urdma_qp_pdn(qp), sge, rwqe->num_sge,
+	status = urdma_lkey_sgl(udev, w->resp.pdn, sge, rwqe->num_sge,
 				IB_ACCESS_LOCAL_WRITE, s->dst, &nsg, &room);
 	if (status) {
 		cqe.status = status;
@@ -117,20 +124,20 @@ static int urdma_resp_send(struct urdma_engine *eng, struct urdma_qp *qp,
 
 		memcpy(&key, urdma_pkt_hdr(pkt, URDMA_H_IETH), 4);
 		cqe.ex = be32_to_cpu(key);
-		if (!urdma_invalidate(qp, urdma_qp_pdn(qp), cqe.ex, true)) {
+		if (!urdma_invalidate(qp, w->resp.pdn, cqe.ex, true)) {
 			cqe.status = IB_WC_REM_INV_REQ_ERR;
 			goto complete;
 		}
 		cqe.flags |= URDMA_CQE_INV;
 	}
 	w->resp.in_send = false;
-	urdma_complete_recv(eng, qp, urdma_qp_srq(qp), &cqe, pkt->se);
+	urdma_complete_recv(eng, qp, srq, &cqe, pkt->se);
 	return 0;
 
 complete:
 	w->resp.in_send = false;
 	cqe.opcode = URDMA_CQE_RECV;
-	urdma_complete_recv(eng, qp, urdma_qp_srq(qp), &cqe, false);
+	urdma_complete_recv(eng, qp, srq, &cqe, false);
 	return -EINVAL;
 }
 
@@ -162,7 +169,7 @@ static int urdma_resp_write(struct urdma_engine *eng, struct urdma_qp *qp,
 		return URDMA_NAK_INV_REQ;
 	if (!(READ_ONCE(qp->attr.qp_access_flags) & IB_ACCESS_REMOTE_WRITE))
 		return URDMA_NAK_INV_REQ;
-	urdma_resp_peer(qp, &peer);
+	urdma_resp_peer(qp, w->resp.pdn, &peer);
 	if (pkt->paylen) {
 		if (!urdma_rkey_sg(&peer, w->resp.wr_rkey, w->resp.wr_va + w->resp.msg_off,
 				   pkt->paylen, IB_ACCESS_REMOTE_WRITE, &dst))
@@ -193,6 +200,7 @@ static struct urdma_rd_res *urdma_res_new(struct urdma_qp *qp)
 	w->resp.res_next = (w->resp.res_next + 1) % w->resp.nres;
 	memset(r, 0, sizeof(*r));
 	r->mtu = urdma_qp_mtu(qp);
+	r->pdn = w->resp.pdn;
 	return r;
 }
 
@@ -215,14 +223,12 @@ static void urdma_send_atomic_ack(struct urdma_engine *eng,
 {
 	struct urdma_tx tx;
 	struct urdma_atmack *ack;
-	u8 op = URDMA_TR_RC | URDMA_OP_ATOMIC_ACK;
 
 	if (urdma_wire_pkt(qp, URDMA_OP_ATOMIC_ACK, r->psn, 0, false, false,
 			   &tx))
 		return;
-	urdma_put_aeth(&tx, URDMA_OP_ATOMIC_ACK, urdma_syn_ack(),
-		       qp->wire->resp.msn);
-	ack = urdma_tx_hdr(&tx, op, URDMA_H_ATMACK);
+	urdma_put_aeth(&tx, urdma_syn_ack(), qp->wire->resp.msn);
+	ack = urdma_tx_hdr(&tx, URDMA_H_ATMACK);
 	ack->orig = cpu_to_be64(r->orig);
 	urdma_wire_send(eng, qp, &tx);
 }
@@ -237,7 +243,7 @@ static int urdma_resp_rd(struct urdma_engine *eng, struct urdma_qp *qp,
 	struct urdma_sg sg;
 	u8 status;
 
-	urdma_resp_peer(qp, &peer);
+	urdma_resp_peer(qp, w->resp.pdn, &peer);
 	if (pkt->flags & URDMA_PF_READ) {
 		const struct urdma_reth *reth = urdma_pkt_hdr(pkt,
 							       URDMA_H_RETH);
@@ -276,7 +282,7 @@ static int urdma_resp_rd(struct urdma_engine *eng, struct urdma_qp *qp,
 		r->psn = pkt->psn;
 		r->npsn = 1;
 		r->atomic = true;
-		if (pkt->opcode == (URDMA_TR_RC | URDMA_OP_CMP_SWP))
+		if ((pkt->opcode & URDMA_OP_MASK) == URDMA_OP_CMP_SWP)
 			r->orig = cmpxchg64(target, be64_to_cpu(a->cmp),
 					    be64_to_cpu(a->swap_add));
 		else
@@ -297,10 +303,11 @@ int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp)
 	int sent = 0;
 	u32 i;
 
-	urdma_resp_peer(qp, &peer);
 	for (i = 0; i < w->resp.nres && sent < URDMA_WIRE_BUDGET; i++) {
 		/* Oldest first: the entry after the newest. */
 		struct urdma_rd_res *r = &w->resp.res[(w->resp.res_next + i) % w->resp.nres];
+
+		urdma_resp_peer(qp, r->pdn, &peer);
 
 		while (r->busy && sent < URDMA_WIRE_BUDGET) {
 			u32 pay = min(r->len - r->off, r->mtu);
@@ -339,7 +346,7 @@ int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp)
 				return sent;
 			if (urdma_opcodes[URDMA_TR_RC | op].flags &
 			    URDMA_PF_AETH)
-				urdma_put_aeth(&tx, op, urdma_syn_ack(), w->resp.msn);
+				urdma_put_aeth(&tx, urdma_syn_ack(), w->resp.msn);
 			if (pay && !urdma_tx_copy(&tx, &src, 1, pay)) {
 				r->busy = false;
 				urdma_send_ack(eng, qp,
@@ -374,7 +381,7 @@ static u8 urdma_resp_flush_or_atomic_write(struct urdma_qp *qp,
 	u64 value;
 	u8 status;
 
-	urdma_resp_peer(qp, &peer);
+	urdma_resp_peer(qp, w->resp.pdn, &peer);
 	if (pkt->flags & URDMA_PF_FLUSH) {
 		u32 feth = be32_to_cpu(((const struct urdma_feth *)
 					urdma_pkt_hdr(pkt, URDMA_H_FETH))->w);
@@ -512,6 +519,7 @@ static int urdma_resp_recv(struct urdma_engine *eng, struct urdma_qp *qp,
 		.cqe_flags = URDMA_CQE_IMM,
 		.solicited = pkt->se,
 		.rc = urdma_is_rc(qp),
+		.srq = qp->wire->resp.srq,
 	};
 
 	if (!(pkt->flags & URDMA_PF_WRITE))
@@ -548,19 +556,38 @@ static void urdma_resp_rnr(struct urdma_engine *eng, struct urdma_qp *qp,
 		       pkt->psn);
 }
 
-/* A request packet at the responder. */
-void urdma_resp_rx(struct urdma_engine *eng, struct urdma_qp *qp,
-		   const struct urdma_pkt *pkt)
+/*
+ * XRC: the SRQ a request names in its XRCETH, which must be of the
+ * target's domain; the keys of the request are checked in that SRQ's PD.
+ * The packets of one message name one SRQ.  Return: 0, or a NAK code.
+ */
+static int urdma_resp_xrc(struct urdma_qp *qp, const struct urdma_pkt *pkt)
+{
+	struct urdma_wire *w = qp->wire;
+	const struct urdma_xrceth *x;
+	u32 srqn;
+
+	if (!(pkt->flags & URDMA_PF_XRCETH))
+		return URDMA_NAK_INV_REQ;
+	x = urdma_pkt_hdr(pkt, URDMA_H_XRCETH);
+	srqn = FIELD_GET(URDMA_XRCETH_SRQN, be32_to_cpu(x->srqn));
+	if (!(pkt->flags & URDMA_PF_FIRST) && srqn != w->resp.xrc_srqn)
+		return URDMA_NAK_INV_REQ;
+	w->resp.srq = urdma_xrc_srq(to_udev(qp->ibqp.device), srqn, qp->xrcd);
+	if (!w->resp.srq)
+		return URDMA_NAK_INV_REQ;
+	w->resp.xrc_srqn = srqn;
+	w->resp.pdn = w->resp.srq->pdn;
+	return 0;
+}
+
+/* A request packet in order at the responder: executed. */
+static void urdma_resp_exec(struct urdma_engine *eng, struct urdma_qp *qp,
+			    const struct urdma_pkt *pkt)
 {
 	struct urdma_wire *w = qp->wire;
 	int ret;
 
-	if (!urdma_resp_in_order(eng, qp, pkt))
-		return;
-	if (!urdma_resp_seq_ok(w, pkt)) {
-		urdma_resp_nak(eng, qp, pkt->psn, URDMA_NAK_INV_REQ);
-		return;
-	}
 	if (pkt->flags & (URDMA_PF_READ | URDMA_PF_ATOMIC)) {
 		ret = urdma_resp_rd(eng, qp, pkt);
 		if (ret)
@@ -600,6 +627,33 @@ void urdma_resp_rx(struct urdma_engine *eng, struct urdma_qp *qp,
 		w->resp.ack_syn = urdma_syn_ack();
 		w->resp.ack_psn = pkt->psn;
 	}
+}
+
+/* A request packet at the responder. */
+void urdma_resp_rx(struct urdma_engine *eng, struct urdma_qp *qp,
+		   const struct urdma_pkt *pkt)
+{
+	struct urdma_wire *w = qp->wire;
+	int ret;
+
+	if (!urdma_resp_in_order(eng, qp, pkt))
+		return;
+	if (!urdma_resp_seq_ok(w, pkt)) {
+		urdma_resp_nak(eng, qp, pkt->psn, URDMA_NAK_INV_REQ);
+		return;
+	}
+	w->resp.srq = NULL;
+	w->resp.pdn = urdma_qp_pdn(qp);
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
+		ret = urdma_resp_xrc(qp, pkt);
+		if (ret) {
+			urdma_resp_nak(eng, qp, pkt->psn, ret);
+			return;
+		}
+	}
+	urdma_resp_exec(eng, qp, pkt);
+	/* Found in this pass: not to be kept beyond it (srq.c). */
+	w->resp.srq = NULL;
 }
 
 /* The coalesced ACK, if one is due and no READ response must go first. */

@@ -1892,8 +1892,25 @@ static void urdma_test_opcode_table(struct kunit *test)
 							URDMA_PF_LAST),
 				      "%s", o->name);
 	}
-	/* RC 25 (ATOMIC_WRITE and FLUSH among them), UC 12, UD 2, CNP. */
-	KUNIT_EXPECT_EQ(test, known, 40);
+	/*
+	 * RC 25 (ATOMIC_WRITE and FLUSH among them), UC 12, UD 2, CNP, and
+	 * XRC 25: RC's, its requests with an XRCETH, its responses without.
+	 */
+	KUNIT_EXPECT_EQ(test, known, 65);
+	for (op = 0; op < 32; op++) {
+		u32 rc = urdma_opcodes[URDMA_TR_RC | op].flags;
+		u32 xrc = urdma_opcodes[URDMA_TR_XRC | op].flags;
+
+		KUNIT_EXPECT_EQ_MSG(test, xrc, (rc & URDMA_PF_REQ) ?
+				    rc | URDMA_PF_XRCETH : rc, "XRC op %#x", op);
+	}
+	/* The XRCETH comes right after the BTH, before the RETH. */
+	KUNIT_EXPECT_EQ(test, urdma_hdr_off(URDMA_TR_XRC | URDMA_OP_WRITE_ONLY_IMM,
+					    URDMA_H_XRCETH), 12);
+	KUNIT_EXPECT_EQ(test, urdma_hdr_off(URDMA_TR_XRC | URDMA_OP_WRITE_ONLY_IMM,
+					    URDMA_H_IMM), 12 + 4 + 16);
+	KUNIT_EXPECT_EQ(test, urdma_hdr_off(URDMA_TR_XRC | URDMA_OP_ACK,
+					    URDMA_H_AETH), 12);
 	/* The CNP: a BTH and 16 reserved bytes, and nothing else. */
 	KUNIT_EXPECT_EQ(test, urdma_opcodes[0x81].flags,
 			URDMA_PF_CNP | URDMA_PF_PAYLOAD | URDMA_PF_FIRST |

@@ -317,13 +317,17 @@ for t in "${TESTS[@]}"; do
 		[[ $t == ud* ]] && args+=(-s 512)
 		side "$name" ' iters in ' "$prog" "${args[@]}" -- "$PEER"
 		;;
-	*_bw | *_lat | *_R)
+	*_bw | *_lat | *_R | *_xrc)
+		# _xrc: perftest over XRC (-c XRC), between urdma devices.
 		tool=ib_${t%_R}
+		tool=${tool%_xrc}
 		args=(-d "$DEV" -x "$GIDIDX" -p "$port" -n "$ITERS" -F)
 		[[ $t == atomic_* ]] || args+=(-s "$([[ $t == *_bw* ]] && echo 65536 || echo 64)")
 		[[ $t == *_R ]] && args+=(-R)
+		[[ $t == *_xrc ]] && args+=(-c XRC)
 		name=$tool
 		[[ $t == *_R ]] && name+=" -R"
+		[[ $t == *_xrc ]] && name+=" -c XRC"
 		okre='^[[:space:]]*[0-9]+[[:space:]]+[0-9]+[[:space:]]+([0-9]|inf|-?nan)'
 		# The passive side of a READ or atomic latency test prints no row.
 		[[ $ROLE == server && $t == @(read|atomic)_lat* ]] && okre='remote address'
@@ -331,6 +335,12 @@ for t in "${TESTS[@]}"; do
 		[[ $t == *_R ]] && GATE=$port
 		side "$name" "$okre" "$tool" "${args[@]}" -- "$PEER"
 		GATE=
+		;;
+	xsrq)
+		# rdma-core's XRC example: each side's XRC_SEND QP sends to
+		# the other's XRC SRQ through its XRC_RECV QP.
+		side ibv_xsrq_pingpong '^success$' ibv_xsrq_pingpong -d "$DEV" \
+			-g "$GIDIDX" -p "$port" -n "$ITERS" -- "$PEER"
 		;;
 	nvmeof)
 		if [ "$ROLE" = server ]; then nvmeof_server; else nvmeof_client; fi
