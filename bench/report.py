@@ -153,6 +153,17 @@ def engines_table(t, out):
                    f"{ratio(two, one)} |")
 
 
+def xrc_table(t, out):
+    out.append("| path | RC | XRC | XRC/RC |")
+    out.append("|---|---:|---:|---:|")
+    for path in ("local", "wire"):
+        rc = t.bw("urdma", path, "write_bw", 65536)
+        xrc = t.bw("urdma", path, "write_bw_xrc", 65536)
+        if rc is None and xrc is None:
+            continue
+        out.append(f"| {path} | {fmt(rc)} | {fmt(xrc)} | {ratio(xrc, rc)} |")
+
+
 # The clients section (bench/clients.sh): (test, field, what, unit,
 # lower is better).
 CLIENT_ROWS = [
@@ -424,6 +435,10 @@ def main():
     rate_table(t, out)
     out += ["", "## Engine threads (urdma local path, MB/s)", ""]
     engines_table(t, out)
+    out += ["", "## XRC (urdma, 64 KiB ib_write_bw, MB/s)", "",
+            "perftest's `-c XRC` beside its RC run, on the local path and "
+            "on the wire path (rxe and siw have no XRC).", ""]
+    xrc_table(t, out)
     out += ["", "## Clients", "",
             "Real clients (bench/clients.sh) on each device and on their own "
             "TCP transport, server and client in this guest (TCP crosses "

@@ -136,6 +136,8 @@ perf() {
 		args=(-p "$PORT" -F -n "$iters")
 		[[ $tool == ib_atomic_* ]] || args+=(-s "$size")
 		[ "$qps" -gt 1 ] && args+=(-q "$qps")
+		# shellcheck disable=SC2206 # PERF_EXTRA: more options, a word list
+		args+=(${PERF_EXTRA:-})
 		# shellcheck disable=SC2206 # word lists
 		srv=(${SRV_PRE[$key]:-} "${BTMO[@]}" "$tool" ${DEVARGS_S[$key]} "${args[@]}")
 		# shellcheck disable=SC2206
@@ -333,6 +335,13 @@ say "== urdma/local: $MANY_QPS QPs against 1"
 n=$(bw_iters urdma/local 65536)
 perf3 urdma/local ib_write_bw 65536 "$MANY_QPS" $((n / MANY_QPS > 16 ? n / MANY_QPS : 16))
 perf urdma/local ib_write_bw 65536 4 "$n"
+# XRC beside RC: the same 64 KiB WRITEs through an XRC_SEND QP.
+say "== urdma over XRC (perftest -c XRC)"
+for key in urdma/local urdma/wire; do
+	[[ " ${KEYS[*]} " == *" $key "* ]] || continue
+	PERF_TEST=write_bw_xrc PERF_EXTRA="-c XRC" \
+		perf3 "$key" ib_write_bw 65536 1 "$(bw_iters "$key" 65536)"
+done
 engine_idle_cpu || { say "no engine threads found"; FAILS=$((FAILS + 1)); }
 
 # Engine threads: urdma again with engines=2 (a module parameter), on the
