@@ -376,10 +376,11 @@ TEST_F(QpTest, CapsBeyondTheDeviceAreEinval)
 	}
 }
 
-// ERRORS: QP types other than RC, UC and UD are EOPNOTSUPP from user space.
+// ERRORS: QP types other than RC, UC, UD and XRC are EOPNOTSUPP from user
+// space.
 TEST_F(QpTest, UnsupportedTypesAreEopnotsupp)
 {
-	for (ibv_qp_type t : { IBV_QPT_RAW_PACKET, IBV_QPT_XRC_SEND }) {
+	for (ibv_qp_type t : { IBV_QPT_RAW_PACKET, IBV_QPT_DRIVER }) {
 		SCOPED_TRACE(type_name(t));
 		EXPECT_EQ(create_fails(t, qp_cap(16, 16, 1, 1)), EOPNOTSUPP);
 	}

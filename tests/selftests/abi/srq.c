@@ -390,9 +390,9 @@ TEST_F(q, srq_destroy_busy)
 
 /*
  * CREATE_XSRQ: a basic SRQ works as through CREATE_SRQ.  An XRC SRQ needs
- * an XRCD, which urdma has none of: the core fails the lookup (EINVAL).
- * Tag-matching SRQs are not in docs/ABI.md; urdma must refuse them
- * (EOPNOTSUPP, like XRC SRQs, or EINVAL).
+ * an XRCD, which neither handle given here is: the core fails the lookup
+ * (EINVAL; test_xrc creates real ones).  Tag-matching SRQs are not in
+ * docs/ABI.md; urdma must refuse them (EOPNOTSUPP or EINVAL).
  */
 TEST_F(q, srq_xsrq_types)
 {
