@@ -10,6 +10,8 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -42,18 +44,20 @@ protected:
 		ASSERT_TRUE(send_cq_) << strerror(errno);
 	}
 
-	// A domain of its own (no file: not shared with other processes).
-	Xrcd open_xrcd()
+	// A domain of its own (no file: not shared with other processes),
+	// or the domain of file @fd in context @ctx.
+	Xrcd open_xrcd(int fd = -1, ibv_context *ctx = nullptr)
 	{
 		ibv_xrcd_init_attr a{};
 		a.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
-		a.fd = -1;
+		a.fd = fd;
 		a.oflags = O_CREAT;
-		return Xrcd(ibv_open_xrcd(ctx_.get(), &a));
+		return Xrcd(ibv_open_xrcd(ctx ? ctx : ctx_.get(), &a));
 	}
 
 	// An XRC SRQ of @xrcd and @pd, completing to @cq.
-	Srq xrc_srq(ibv_xrcd *xrcd, ibv_pd *pd, ibv_cq *cq, uint32_t max_wr = 16)
+	Srq xrc_srq(ibv_xrcd *xrcd, ibv_pd *pd, ibv_cq *cq, uint32_t max_wr = 16,
+		    ibv_context *ctx = nullptr)
 	{
 		ibv_srq_init_attr_ex a{};
 		a.attr.max_wr = max_wr;
@@ -64,7 +68,7 @@ protected:
 		a.pd = pd;
 		a.xrcd = xrcd;
 		a.cq = cq;
-		return Srq(ibv_create_srq_ex(ctx_.get(), &a));
+		return Srq(ibv_create_srq_ex(ctx ? ctx : ctx_.get(), &a));
 	}
 
 	static uint32_t srq_num(ibv_srq *srq)
@@ -426,6 +430,82 @@ TEST_F(XrcTest, OpenTheTargetByNumber)
 	errno = 0;
 	EXPECT_FALSE(Qp(ibv_open_qp(ctx_.get(), &oa)));
 	EXPECT_NE(errno, 0);
+}
+
+// A domain shared through a file: another process opens it, makes an SRQ
+// in it, and receives through this process's target what this process's
+// initiator sends to that SRQ, into memory of its own PD.
+TEST_F(XrcTest, ADomainSharedWithAnotherProcess)
+{
+	char path[] = "/tmp/urdma-xrcd-XXXXXX";
+	int fd = mkstemp(path);
+	ASSERT_GE(fd, 0) << strerror(errno);
+	unlink(path);
+	Xrcd shared = open_xrcd(fd);
+	ASSERT_TRUE(shared) << strerror(errno);
+	Qp ini, tgt;
+	ASSERT_NO_FATAL_FAILURE(pair(shared.get(), &ini, &tgt));
+	Region src = make_region(pd_.get(), 4096);
+	ASSERT_TRUE(src);
+	fill_pattern(src.data(), 4096, 11);
+
+	int to_parent[2], to_child[2];
+	ASSERT_EQ(pipe(to_parent), 0);
+	ASSERT_EQ(pipe(to_child), 0);
+	const uint32_t tgt_qpn = tgt->qp_num;
+	pid_t pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		// The child's verdict is its exit status: 0, or the step
+		// that failed.
+		Context ctx = open_device();
+		if (!ctx)
+			_exit(10);
+		Pd pd(ibv_alloc_pd(ctx.get()));
+		Cq cq(ibv_create_cq(ctx.get(), 8, nullptr, nullptr, 0));
+		Xrcd x = open_xrcd(fd, ctx.get());
+		if (!pd || !cq || !x)
+			_exit(11);
+		Srq srq = xrc_srq(x.get(), pd.get(), cq.get(), 4, ctx.get());
+		Region dst = make_region(pd.get(), 4096);
+		uint32_t n = 0;
+		if (!srq || !dst || ibv_get_srq_num(srq.get(), &n) ||
+		    post_srq_recv(srq.get(), 7, { dst.sge(0, 4096) }))
+			_exit(12);
+		if (write(to_parent[1], &n, sizeof(n)) != sizeof(n))
+			_exit(13);
+		auto wc = poll_cq(cq.get(), 1);
+		if (wc.size() != 1 || wc[0].status != IBV_WC_SUCCESS ||
+		    wc[0].wr_id != 7 || wc[0].byte_len != 2000 ||
+		    wc[0].qp_num != tgt_qpn)
+			_exit(14);
+		uint8_t want[2000];
+		fill_pattern(want, 2000, 11);
+		char go;
+		if (memcmp(dst.data(), want, 2000) ||
+		    read(to_child[0], &go, 1) != 1)
+			_exit(15);
+		_exit(0);
+	}
+	close(to_parent[1]);
+	close(to_child[0]);
+	uint32_t n = 0;
+	ASSERT_EQ(read(to_parent[0], &n, sizeof(n)), ssize_t(sizeof(n)))
+		<< "the child did not make its SRQ";
+	ASSERT_EQ(post_xrc(ini.get(), send_wr(1, IBV_WR_SEND,
+					      { src.sge(0, 2000) }), n), 0);
+	auto wcs = poll_cq(send_cq_.get(), 1);
+	ASSERT_EQ(wcs.size(), 1u);
+	EXPECT_EQ(wcs[0].status, IBV_WC_SUCCESS) << wc_str(wcs[0]);
+	// The child checks, then waits to be told: its SRQ lives until then.
+	EXPECT_EQ(write(to_child[1], "y", 1), 1);
+	int status = 0;
+	waitpid(pid, &status, 0);
+	EXPECT_TRUE(WIFEXITED(status)) << "status " << status;
+	EXPECT_EQ(WEXITSTATUS(status), 0) << "the child's failing step";
+	close(to_parent[0]);
+	close(to_child[1]);
+	close(fd);
 }
 
 } // namespace
