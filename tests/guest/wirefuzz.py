@@ -16,7 +16,8 @@ harness fails the run on an oops, WARN or KASAN report) and the QP
 destroyable.  Prints TAP; the seed is printed and URDMA_FUZZ_SEED sets it.
 
 A connected QP takes packets only from the address it is connected to:
-the same frames from a stranger's address are dropped.
+the same frames from a stranger's address are dropped.  An XRC target
+takes only XRC requests, and puts them only into an XRC SRQ of its domain.
 
 Usage: wirefuzz.py GID_INDEX [SECONDS]
 With SECONDS, the random-header rounds go on for that long (make check's
@@ -37,8 +38,10 @@ from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
-from pyverbs.wr import SGE, SendWR
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr, QPInitAttrEx
+from pyverbs.srq import SRQ, SrqInitAttrEx
+from pyverbs.wr import SGE, RecvWR, SendWR
+from pyverbs.xrcd import XRCD, XRCDInitAttr
 import pyverbs.enums as e
 
 DEV, PORT = "urdma0", 1
@@ -235,6 +238,97 @@ def live_qp(gid_index, timeout=10, retry_cnt=1):
 
 
 UD_QKEY = 0x11111111
+XRC_SEND_ONLY = 0xA4    # XRC SEND_ONLY: BTH, XRCETH, payload
+XRC_ACK = 0xB1
+
+
+def xrceth(srqn):
+    return struct.pack("!I", srqn & 0xFFFFFF)
+
+
+def xrc_case(ctx, pd, cq, gid_index, rc_qpn):
+    """An XRC_RECV QP connected to 10.77.0.99 and an XRC SRQ of its domain:
+    a SEND naming the SRQ lands in it; the XRC transport reaches no RC QP,
+    RC packets and XRC responses no XRC target; a SEND naming an SRQ that
+    is not of the domain is taken, NAKed, and lands nowhere."""
+    xrcd = XRCD(ctx, XRCDInitAttr(e.IBV_XRCD_INIT_ATTR_FD |
+                                  e.IBV_XRCD_INIT_ATTR_OFLAGS,
+                                  os.O_CREAT, -1))
+    scq = CQ(ctx, 16)
+    sa = SrqInitAttrEx(max_wr=16)
+    sa.srq_type = e.IBV_SRQT_XRC
+    sa.pd = pd
+    sa.xrcd = xrcd
+    sa.cq = scq
+    sa.comp_mask = (e.IBV_SRQ_INIT_ATTR_TYPE | e.IBV_SRQ_INIT_ATTR_PD |
+                    e.IBV_SRQ_INIT_ATTR_CQ | e.IBV_SRQ_INIT_ATTR_XRCD)
+    srq = SRQ(ctx, sa)
+    mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
+    srq.post_recv(RecvWR(wr_id=5, num_sge=1,
+                         sg=[SGE(mr.buf, 4096, mr.lkey)]))
+    tgt = QP(ctx, QPInitAttrEx(qp_type=e.IBV_QPT_XRC_RECV,
+                               comp_mask=e.IBV_QP_INIT_ATTR_XRCD, xrcd=xrcd))
+    a = socket.inet_aton(SRC_IP)
+    dgid = "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x" % tuple(a)
+    attr = QPAttr(qp_state=e.IBV_QPS_INIT)
+    attr.pkey_index = 0
+    attr.port_num = PORT
+    attr.qp_access_flags = e.IBV_ACCESS_LOCAL_WRITE
+    tgt.modify(attr, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT |
+               e.IBV_QP_ACCESS_FLAGS)
+    attr = QPAttr(qp_state=e.IBV_QPS_RTR)
+    attr.ah_attr = AHAttr(port_num=PORT, is_global=1,
+                          gr=GlobalRoute(dgid=GID(dgid),
+                                         sgid_index=gid_index))
+    attr.path_mtu = e.IBV_MTU_1024
+    attr.dest_qp_num = 0x123457
+    attr.rq_psn = 3000
+    attr.max_dest_rd_atomic = 1
+    attr.min_rnr_timer = 1
+    tgt.modify(attr, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU |
+               e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN |
+               e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
+    tq, sn = tgt.qp_num, srq.get_srq_num()
+    print(f"# XRC target {tq:#x}, XRC SRQ {sn}")
+    good = bth(XRC_SEND_ONLY, tq, 3000) + xrceth(sn) + b"x" * 40
+    case("an XRC SEND to the target, naming its SRQ", [frame(good)],
+         {"rx_pkts": 1})
+    wc = []
+    end = time.time() + 10
+    while not wc and time.time() < end:
+        npolled, wcs = scq.poll()
+        if npolled > 0:
+            wc = wcs
+        else:
+            time.sleep(0.05)
+    tap(len(wc) == 1 and wc[0].status == e.IBV_WC_SUCCESS and
+        wc[0].qp_num == tq and wc[0].byte_len == 40 and
+        mr.read(40, 0) == b"x" * 40,
+        "XRC: it completed on the SRQ's CQ with the target's QP number",
+        f"{[(w.status, w.qp_num, w.byte_len) for w in wc]}")
+    case("XRC requests to an RC QP",
+         [frame(bth(XRC_SEND_ONLY, rc_qpn, 1000) + xrceth(sn) + b"r" * 8)
+          for _ in range(20)], {"rx_drops": 20})
+    case("RC requests to an XRC target",
+         [frame(bth(0x04, tq, 3001) + b"r" * 8) for _ in range(20)],
+         {"rx_drops": 20})
+    case("XRC responses to an XRC target",
+         [frame(bth(XRC_ACK, tq, 3001) + roce.aeth(0, 1)) for _ in range(20)],
+         {"rx_drops": 20})
+    case("an XRC SEND naming an SRQ of no domain of the target's",
+         [frame(bth(XRC_SEND_ONLY, tq, 3001) + xrceth(sn + 1000) + b"y" * 8)],
+         {"rx_pkts": 1})
+    time.sleep(0.5)
+    npolled, _ = scq.poll()
+    st, _ = tgt.query(e.IBV_QP_STATE)
+    tap(npolled == 0 and st.qp_state == e.IBV_QPS_ERR,
+        "XRC: nothing landed; the target is in ERROR (NAK: invalid request)",
+        f"polled {npolled}, state {st.qp_state}")
+    tgt.close()
+    srq.close()
+    mr.close()
+    scq.close()
+    xrcd.close()
 
 
 def ud_qp(pd, cq):
@@ -316,6 +410,7 @@ def main():
          [frame(bth(roce.CNP, qpn, 0) + b"\0" * n)
           for n in (0, 4, 12, 20, 32) * 4], {"rx_drops": 20})
     probe_case(gid_index)
+    xrc_case(ctx, pd, cq, gid_index, qpn)
     try:
         ce_case(qpn, True)
         ce_case(qpn, False)
