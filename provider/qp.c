@@ -245,46 +245,63 @@ static void urdma_qp_limits(struct urdma_qp *qp, const struct ibv_qp_cap *cap,
 }
 
 /*
- * An XRC_RECV QP: the kernel makes it a QP of the domain, not of this
- * context, with no ring (its messages go to the XRC SRQs they name).
+ * An XRC_RECV QP, created or opened: the kernel makes it a QP of the
+ * domain, not of this context, with no ring (its messages go to the XRC
+ * SRQs they name).  Its queues are empty ones, so that posting finds no
+ * room.
  */
-static struct urdma_qp *urdma_qp_create_xrc_recv(struct ibv_context *ibvctx,
-						 struct ibv_qp_init_attr_ex
-						 *attr)
+static struct urdma_qp *urdma_qp_alloc_ringless(void)
 {
-	struct urdma_cmd_create_qp_resp resp = {};
-	struct urdma_cmd_create_qp cmd = {};
-	struct urdma_qp *qp;
+	struct urdma_qp *qp = calloc(1, sizeof(*qp));
 	int err;
 
-	qp = calloc(1, sizeof(*qp));
 	if (!qp) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	err = urdma_wq_init(to_urdma_ctx(ibvctx), NULL, URDMA_RES_TYPE_QP,
-			    &qp->sq, 0, 0);
+	err = urdma_wq_init(NULL, NULL, URDMA_RES_TYPE_QP, &qp->sq, 0, 0);
 	if (err)
 		goto err_free;
-	err = urdma_wq_init(to_urdma_ctx(ibvctx), NULL, URDMA_RES_TYPE_QP,
-			    &qp->rq, 0, 0);
+	err = urdma_wq_init(NULL, NULL, URDMA_RES_TYPE_QP, &qp->rq, 0, 0);
 	if (err)
 		goto err_sq;
-	err = ibv_cmd_create_qp_ex2(ibvctx, &qp->vqp, attr, &cmd.ibv_cmd,
-				    sizeof(cmd), &resp.ibv_resp, sizeof(resp));
-	if (err)
-		goto err_rq;
-	memset(&attr->cap, 0, sizeof(attr->cap));
 	return qp;
 
-err_rq:
-	urdma_wq_destroy(&qp->rq);
 err_sq:
 	urdma_wq_destroy(&qp->sq);
 err_free:
 	free(qp);
 	errno = err;
 	return NULL;
+}
+
+static void urdma_qp_free_ringless(struct urdma_qp *qp, int err)
+{
+	urdma_wq_destroy(&qp->rq);
+	urdma_wq_destroy(&qp->sq);
+	free(qp);
+	errno = err;
+}
+
+static struct urdma_qp *urdma_qp_create_xrc_recv(struct ibv_context *ibvctx,
+						 struct ibv_qp_init_attr_ex
+						 *attr)
+{
+	struct urdma_cmd_create_qp_resp resp = {};
+	struct urdma_cmd_create_qp cmd = {};
+	struct urdma_qp *qp = urdma_qp_alloc_ringless();
+	int err;
+
+	if (!qp)
+		return NULL;
+	err = ibv_cmd_create_qp_ex2(ibvctx, &qp->vqp, attr, &cmd.ibv_cmd,
+				    sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (err) {
+		urdma_qp_free_ringless(qp, err);
+		return NULL;
+	}
+	memset(&attr->cap, 0, sizeof(attr->cap));
+	return qp;
 }
 
 static struct urdma_qp *urdma_qp_create(struct ibv_context *ibvctx,
@@ -385,36 +402,18 @@ struct ibv_qp *urdma_open_qp(struct ibv_context *ibvctx,
 {
 	struct ib_uverbs_create_qp_resp resp = {};
 	struct ibv_open_qp cmd = {};
-	struct urdma_qp *qp;
+	struct urdma_qp *qp = urdma_qp_alloc_ringless();
 	int err;
 
-	qp = calloc(1, sizeof(*qp));
-	if (!qp) {
-		errno = ENOMEM;
+	if (!qp)
 		return NULL;
-	}
-	err = urdma_wq_init(to_urdma_ctx(ibvctx), NULL, URDMA_RES_TYPE_QP,
-			    &qp->sq, 0, 0);
-	if (err)
-		goto err_free;
-	err = urdma_wq_init(to_urdma_ctx(ibvctx), NULL, URDMA_RES_TYPE_QP,
-			    &qp->rq, 0, 0);
-	if (err)
-		goto err_sq;
 	err = ibv_cmd_open_qp(ibvctx, &qp->vqp, sizeof(qp->vqp), attr, &cmd,
 			      sizeof(cmd), &resp, sizeof(resp));
-	if (err)
-		goto err_rq;
+	if (err) {
+		urdma_qp_free_ringless(qp, err);
+		return NULL;
+	}
 	return &qp->vqp.qp;
-
-err_rq:
-	urdma_wq_destroy(&qp->rq);
-err_sq:
-	urdma_wq_destroy(&qp->sq);
-err_free:
-	free(qp);
-	errno = err;
-	return NULL;
 }
 
 /*
