@@ -373,6 +373,10 @@ int urdma_pkt_alloc(struct urdma_dev *udev, u8 opcode, u32 paylen,
 			    sizeof(struct ipv6hdr) + sizeof(struct udphdr);
 	struct sk_buff *skb;
 
+	/* An opcode the table does not know has no room for its BTH. */
+	if (WARN_ON_ONCE(!urdma_opcodes[opcode].flags))
+		return -EINVAL;
+
 	skb = alloc_skb(room + hdr + paylen + pad + URDMA_ICRC_LEN,
 			GFP_ATOMIC | __GFP_NOWARN);
 	if (!skb)

@@ -81,6 +81,7 @@ int urdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		goto err_count;
 	spin_lock_init(&srq->lock);
 	srq->pdn = to_upd(ibsrq->pd)->pdn;
+	srq->serial = atomic64_inc_return(&udev->qp_serials);
 
 	if (udata)
 		ret = urdma_srq_user_init(srq, init, udata);

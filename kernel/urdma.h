@@ -96,7 +96,8 @@ enum urdma_limits {
  *		against the URDMA_MAX_* limits.  Limits are device-wide and
  *		count kernel objects too (the MAD layer's GSI QP, CQ and PD).
  * @mr_gens:	the last MR generation handed out (struct urdma_mr @gen).
- * @qp_serials:	the last QP serial handed out (struct urdma_qp @serial).
+ * @qp_serials:	the last QP serial handed out (struct urdma_qp @serial),
+ *		and SRQ serial (struct urdma_srq @serial).
  * @nr_mw:	memory windows in existence, checked against URDMA_MAX_MW.
  * @id:		module-wide device id (main.c's registry), 0 if none.
  * @engines:	@num_engines engine threads (@engines_alloc allocated).
@@ -200,6 +201,8 @@ struct urdma_cq {
  * @cq:		the CQ its receives complete to: an XRC SRQ's own, else
  *		NULL (the receiving QP's).
  * @xrcd:	an XRC SRQ's domain, else NULL.
+ * @serial:	device-unique for its life, unlike its number, which comes
+ *		round again: what a message under way remembers.
  */
 struct urdma_srq {
 	struct ib_srq ibsrq;
@@ -214,6 +217,7 @@ struct urdma_srq {
 	u32 pdn;
 	struct urdma_cq *cq;
 	struct ib_xrcd *xrcd;
+	u64 serial;
 };
 
 /**

@@ -52,7 +52,8 @@ struct urdma_rd_res {
 	u32 rkey;
 	u32 len;
 	u32 off;	/* READ: response bytes sent */
-	u32 pdn;	/* the PD its keys are checked in (XRC: the SRQ's) */
+	u32 pdn;	/* the PD its keys are checked in (XRC: the SRQ's); */
+			/* ... a PD number outlives its PD, but no key does */
 	bool atomic;
 	bool busy;	/* READ: responses still to send */
 	u64 orig;	/* atomic: the value it returned */
@@ -111,7 +112,8 @@ struct urdma_wire_resp {
 	u8 *rwqe;		/* the receive WQE a SEND consumes */
 	u32 pdn;		/* the PD of the request's keys, per packet */
 	struct urdma_srq *srq;	/* XRC: the SRQ it names, during one packet */
-	u32 xrc_srqn;		/* XRC: the SRQ of the message under way */
+	u32 xrc_srqn;		/* XRC: the SRQ of the message under way, */
+	u64 xrc_serial;		/* ... by its number and its serial */
 };
 
 /* The congestion window, in PSNs beyond the last ACK (wire_cc.c). */

@@ -19,17 +19,19 @@ static inline bool urdma_is_rc(const struct urdma_qp *qp)
 	return urdma_is_reliable(qp);
 }
 
-/* The transport of a connected QP's packets: the opcodes' top bits. */
+/* The transport of a QP's packets: the opcodes' top bits. */
 static inline u8 urdma_qp_tr(const struct urdma_qp *qp)
 {
 	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
+		return URDMA_TR_RC;
 	case IB_QPT_UC:
 		return URDMA_TR_UC;
 	case IB_QPT_XRC_INI:
 	case IB_QPT_XRC_TGT:
 		return URDMA_TR_XRC;
 	default:
-		return URDMA_TR_RC;
+		return URDMA_TR_UD;	/* UD and GSI */
 	}
 }
 

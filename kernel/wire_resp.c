@@ -44,11 +44,38 @@ static void urdma_resp_peer(struct urdma_qp *qp, u32 pdn,
 	peer->pdn = pdn;
 }
 
+/*
+ * The receive WQE a SEND took at its first packet, when a NAK cuts the
+ * message short: flushed to the queue it came from, which for XRC is an
+ * SRQ that outlives the QP and other QPs share (if it is still there).
+ */
+static void urdma_resp_flush_rwqe(struct urdma_engine *eng,
+				  struct urdma_qp *qp)
+{
+	struct urdma_wire *w = qp->wire;
+	const struct urdma_recv_wqe *rwqe = (const void *)w->resp.rwqe;
+	struct urdma_srq *srq = urdma_qp_srq(qp);
+	struct urdma_cqe cqe = {
+		.wr_id = rwqe->wr_id,
+		.opcode = URDMA_CQE_RECV,
+		.status = IB_WC_WR_FLUSH_ERR,
+	};
+
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
+		srq = urdma_xrc_srq(to_udev(qp->ibqp.device),
+				    w->resp.xrc_srqn, qp->xrcd);
+		if (!srq || srq->serial != w->resp.xrc_serial)
+			return;
+	}
+	urdma_complete_recv(eng, qp, srq, &cqe, false);
+}
+
 /* A NAK that ends the message, and the responder's QP with it (RC). */
 static void urdma_resp_nak(struct urdma_engine *eng, struct urdma_qp *qp,
 			   u32 psn, u8 code)
 {
 	struct urdma_wire *w = qp->wire;
+	bool in_send = w->resp.in_send;
 
 	w->resp.in_send = false;
 	w->resp.in_write = false;
@@ -58,6 +85,8 @@ static void urdma_resp_nak(struct urdma_engine *eng, struct urdma_qp *qp,
 	}
 	urdma_send_ack(eng, qp, urdma_syn_nak(code), psn);
 	urdma_qp_set_error(qp);
+	if (in_send)
+		urdma_resp_flush_rwqe(eng, qp);
 }
 
 /* A SEND packet's payload: consumes a receive WQE at its first packet. */
@@ -571,12 +600,18 @@ static int urdma_resp_xrc(struct urdma_qp *qp, const struct urdma_pkt *pkt)
 		return URDMA_NAK_INV_REQ;
 	x = urdma_pkt_hdr(pkt, URDMA_H_XRCETH);
 	srqn = FIELD_GET(URDMA_XRCETH_SRQN, be32_to_cpu(x->srqn));
-	if (!(pkt->flags & URDMA_PF_FIRST) && srqn != w->resp.xrc_srqn)
-		return URDMA_NAK_INV_REQ;
 	w->resp.srq = urdma_xrc_srq(to_udev(qp->ibqp.device), srqn, qp->xrcd);
 	if (!w->resp.srq)
 		return URDMA_NAK_INV_REQ;
+	/* The same SRQ, not a later one that got its number. */
+	if (!(pkt->flags & URDMA_PF_FIRST) &&
+	    (srqn != w->resp.xrc_srqn ||
+	     w->resp.srq->serial != w->resp.xrc_serial)) {
+		w->resp.srq = NULL;
+		return URDMA_NAK_INV_REQ;
+	}
 	w->resp.xrc_srqn = srqn;
+	w->resp.xrc_serial = w->resp.srq->serial;
 	w->resp.pdn = w->resp.srq->pdn;
 	return 0;
 }

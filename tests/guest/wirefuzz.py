@@ -238,7 +238,9 @@ def live_qp(gid_index, timeout=10, retry_cnt=1):
 
 
 UD_QKEY = 0x11111111
-XRC_SEND_ONLY = 0xA4    # XRC SEND_ONLY: BTH, XRCETH, payload
+XRC_SEND_FIRST = 0xA0   # XRC SENDs: BTH, XRCETH, payload
+XRC_SEND_MIDDLE = 0xA1
+XRC_SEND_ONLY = 0xA4
 XRC_ACK = 0xB1
 
 
@@ -249,8 +251,9 @@ def xrceth(srqn):
 def xrc_case(ctx, pd, cq, gid_index, rc_qpn):
     """An XRC_RECV QP connected to 10.77.0.99 and an XRC SRQ of its domain:
     a SEND naming the SRQ lands in it; the XRC transport reaches no RC QP,
-    RC packets and XRC responses no XRC target; a SEND naming an SRQ that
-    is not of the domain is taken, NAKed, and lands nowhere."""
+    RC packets and XRC responses no XRC target; a SEND whose later packet
+    names an SRQ that is not of the domain is NAKed, lands nowhere, and
+    the receive WQE its first packet took is flushed back to its SRQ."""
     xrcd = XRCD(ctx, XRCDInitAttr(e.IBV_XRCD_INIT_ATTR_FD |
                                   e.IBV_XRCD_INIT_ATTR_OFLAGS,
                                   os.O_CREAT, -1))
@@ -264,8 +267,9 @@ def xrc_case(ctx, pd, cq, gid_index, rc_qpn):
                     e.IBV_SRQ_INIT_ATTR_CQ | e.IBV_SRQ_INIT_ATTR_XRCD)
     srq = SRQ(ctx, sa)
     mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
-    srq.post_recv(RecvWR(wr_id=5, num_sge=1,
-                         sg=[SGE(mr.buf, 4096, mr.lkey)]))
+    for wr_id in (5, 6):
+        srq.post_recv(RecvWR(wr_id=wr_id, num_sge=1,
+                             sg=[SGE(mr.buf, 4096, mr.lkey)]))
     tgt = QP(ctx, QPInitAttrEx(qp_type=e.IBV_QPT_XRC_RECV,
                                comp_mask=e.IBV_QP_INIT_ATTR_XRCD, xrcd=xrcd))
     a = socket.inet_aton(SRC_IP)
@@ -315,15 +319,21 @@ def xrc_case(ctx, pd, cq, gid_index, rc_qpn):
     case("XRC responses to an XRC target",
          [frame(bth(XRC_ACK, tq, 3001) + roce.aeth(0, 1)) for _ in range(20)],
          {"rx_drops": 20})
-    case("an XRC SEND naming an SRQ of no domain of the target's",
-         [frame(bth(XRC_SEND_ONLY, tq, 3001) + xrceth(sn + 1000) + b"y" * 8)],
-         {"rx_pkts": 1})
+    case("an XRC SEND whose second packet names an SRQ of no domain",
+         [frame(bth(XRC_SEND_FIRST, tq, 3001) + xrceth(sn) + b"y" * 1024),
+          frame(bth(XRC_SEND_MIDDLE, tq, 3002) + xrceth(sn + 1000) +
+                b"y" * 1024)],
+         {"rx_pkts": 2})
     time.sleep(0.5)
-    npolled, _ = scq.poll()
+    npolled, wcs = scq.poll(4)
     st, _ = tgt.query(e.IBV_QP_STATE)
-    tap(npolled == 0 and st.qp_state == e.IBV_QPS_ERR,
-        "XRC: nothing landed; the target is in ERROR (NAK: invalid request)",
-        f"polled {npolled}, state {st.qp_state}")
+    tap(npolled == 1 and wcs[0].wr_id == 6 and
+        wcs[0].status == e.IBV_WC_WR_FLUSH_ERR and
+        st.qp_state == e.IBV_QPS_ERR,
+        "XRC: the WQE it took is flushed to its SRQ; the target is in "
+        "ERROR (NAK: invalid request)",
+        f"{[(w.wr_id, w.status) for w in wcs[:npolled]]}, "
+        f"state {st.qp_state}")
     tgt.close()
     srq.close()
     mr.close()
