@@ -270,7 +270,7 @@ static void urdma_rx_ce(struct urdma_engine *eng, struct urdma_qp *qp)
 static bool urdma_rx_cnp(struct urdma_engine *eng, struct urdma_qp *qp,
 			 const struct urdma_pkt *pkt)
 {
-	if (pkt->paylen != URDMA_CNP_PAYLOAD || !urdma_is_rc(qp) ||
+	if (pkt->paylen != URDMA_CNP_PAYLOAD || !urdma_is_reliable(qp) ||
 	    !urdma_rx_peer_ok(qp, pkt))
 		return false;
 	urdma_count(eng, URDMA_CNT_CNPS_RCVD);
@@ -294,7 +294,7 @@ static bool urdma_rx_conn(struct urdma_engine *eng, struct urdma_qp *qp,
 	if ((pkt->flags & URDMA_PF_DETH) || !urdma_rx_role_ok(qp, pkt) ||
 	    !urdma_rx_peer_ok(qp, pkt))
 		return false;
-	if (pkt->ce && urdma_is_rc(qp))
+	if (pkt->ce && urdma_is_reliable(qp))
 		urdma_rx_ce(eng, qp);
 	if (pkt->flags & URDMA_PF_RESP)
 		urdma_req_rx(eng, qp, pkt);

@@ -23,7 +23,7 @@ static bool urdma_req_head_done(struct urdma_qp *qp, struct urdma_inflight *f)
 		return false;
 	if (urdma_wop(urdma_slot_wqe(f)->opcode, URDMA_WOP_RD))
 		return false;
-	if (!urdma_is_rc(qp))
+	if (!urdma_is_reliable(qp))
 		return true;
 	last = urdma_psn_add(f->first_psn, f->npsn - 1);
 	return urdma_psn_diff(w->comp.acked, last) >= 0;
@@ -370,7 +370,7 @@ void urdma_req_cnp(struct urdma_engine *eng, struct urdma_qp *qp)
 void urdma_req_rx(struct urdma_engine *eng, struct urdma_qp *qp,
 		  const struct urdma_pkt *pkt)
 {
-	if (!urdma_is_rc(qp) || !qp->wire->req.req_init)
+	if (!urdma_is_reliable(qp) || !qp->wire->req.req_init)
 		return;
 	if (pkt->flags & URDMA_PF_READ)
 		urdma_req_read_resp(eng, qp, pkt);

@@ -156,7 +156,7 @@ int urdma_wire_pkt(struct urdma_qp *qp, u8 opcode, u32 psn, u32 paylen,
 						 qp->wire->req.xrc_srqn));
 	}
 	/* RC reacts to congestion notices; UC has no window to cut. */
-	tx->ect = urdma_is_rc(qp) && urdma_wire_ecn();
+	tx->ect = urdma_is_reliable(qp) && urdma_wire_ecn();
 	if (se)
 		tx->bth->w0 |= cpu_to_be32(URDMA_BTH_SE);
 	tx->bth->w1 = cpu_to_be32(FIELD_PREP(URDMA_BTH_QPN,

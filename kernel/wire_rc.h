@@ -13,12 +13,6 @@
 #define URDMA_WIRE_BUDGET	32
 #define URDMA_ACKREQ_EVERY	16
 
-/* The reliable transport: RC, and XRC (an RC connection between XRC QPs). */
-static inline bool urdma_is_rc(const struct urdma_qp *qp)
-{
-	return urdma_is_reliable(qp);
-}
-
 /* The transport of a QP's packets: the opcodes' top bits. */
 static inline u8 urdma_qp_tr(const struct urdma_qp *qp)
 {

@@ -199,7 +199,7 @@ static u32 urdma_req_window_fill(struct urdma_qp *qp, u32 psn)
 /* AckReq goes on at least every this many packets. */
 static u32 urdma_req_ackreq_every(const struct urdma_qp *qp)
 {
-	if (!urdma_is_rc(qp))
+	if (!urdma_is_reliable(qp))
 		return URDMA_ACKREQ_EVERY;
 	return clamp_t(u32, qp->wire->cc.cwnd / 2, 1, URDMA_ACKREQ_EVERY);
 }
@@ -244,17 +244,14 @@ static u8 urdma_req_data_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 	 */
 	ackreq = *last || w->req.probe ||
 		 ++w->req.since_ackreq >= urdma_req_ackreq_every(qp) ||
-		 (urdma_is_rc(qp) && urdma_req_window_fill(qp, psn) >= w->cc.cwnd);
+		 (urdma_is_reliable(qp) && urdma_req_window_fill(qp, psn) >= w->cc.cwnd);
 	if (ackreq)
 		w->req.since_ackreq = 0;
 	if (urdma_wire_pkt(qp, opcode, psn, pay, ackreq,
 			   *last && (wqe->flags & URDMA_WQE_SOLICITED), tx))
 		return 0;
-	/*
-	 * RC, UC and XRC carry the same headers, XRC's XRCETH aside (which
-	 * urdma_wire_pkt() fills): RC's table row.
-	 */
-	hdrs = urdma_opcodes[URDMA_TR_RC | opcode].flags;
+	/* The packet's headers (an XRC request's XRCETH: urdma_wire_pkt()). */
+	hdrs = urdma_opcodes[tx->opcode].flags;
 	if (hdrs & URDMA_PF_RETH)
 		urdma_put_reth(urdma_tx_hdr(tx, URDMA_H_RETH),
 			       wqe->rdma.remote_addr, wqe->rdma.rkey, f->len);
@@ -315,7 +312,7 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 		 * a packet of one PSN that asks for an ACK: never a resent
 		 * one (Karn), nor a READ request, which its responses ACK.
 		 */
-		if (urdma_is_rc(qp) && !w->cc.timing &&
+		if (urdma_is_reliable(qp) && !w->cc.timing &&
 		    urdma_psn_diff(w->req.psn, psn) == 1 &&
 		    (tx.bth->w2 & cpu_to_be32(URDMA_BTH_ACKREQ))) {
 			w->cc.timing = true;
@@ -324,7 +321,7 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 		}
 		w->req.psn_max = w->req.psn;
 	}
-	if (urdma_wire_send(eng, qp, &tx) == -ENOBUFS && urdma_is_rc(qp)) {
+	if (urdma_wire_send(eng, qp, &tx) == -ENOBUFS && urdma_is_reliable(qp)) {
 		/*
 		 * The local queue dropped it: congestion on this side.  Cut
 		 * the window and go back to it, not a round trip later at
@@ -648,7 +645,7 @@ static bool urdma_req_timers(struct urdma_engine *eng, struct urdma_qp *qp,
 		}
 		w->req.rnr_wait = false;
 		urdma_req_arm(qp);
-	} else if (urdma_is_rc(qp) && qp->sq_cons != w->req.next &&
+	} else if (urdma_is_reliable(qp) && qp->sq_cons != w->req.next &&
 		   ktime_after(now, w->req.timeout_at)) {
 		/*
 		 * No progress within the RTO.  Only a timer that ran the
@@ -694,7 +691,7 @@ static bool urdma_req_started_res(struct urdma_qp *qp)
 /* Whether the packet at w->req.psn fits the congestion window. */
 static bool urdma_req_window_open(struct urdma_qp *qp)
 {
-	return !urdma_is_rc(qp) ||
+	return !urdma_is_reliable(qp) ||
 	       urdma_req_window_fill(qp, qp->wire->req.psn) <= qp->wire->cc.cwnd;
 }
 
@@ -775,7 +772,7 @@ int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp)
 		return work + urdma_req_complete(eng, qp);
 	work = urdma_req_send(eng, qp, work);
 	work += urdma_req_complete(eng, qp);
-	if (urdma_is_rc(qp) && qp->sq_cons != w->req.next &&
+	if (urdma_is_reliable(qp) && qp->sq_cons != w->req.next &&
 	    ktime_before(w->req.timeout_at, eng->deadline))
 		eng->deadline = w->req.timeout_at;
 	return work;

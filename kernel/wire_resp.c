@@ -79,7 +79,7 @@ static void urdma_resp_nak(struct urdma_engine *eng, struct urdma_qp *qp,
 
 	w->resp.in_send = false;
 	w->resp.in_write = false;
-	if (!urdma_is_rc(qp)) {
+	if (!urdma_is_reliable(qp)) {
 		w->resp.drop_msg = true;
 		return;
 	}
@@ -373,8 +373,7 @@ int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp)
 			}
 			if (urdma_wire_pkt(qp, op, psn, pay, false, false, &tx))
 				return sent;
-			if (urdma_opcodes[URDMA_TR_RC | op].flags &
-			    URDMA_PF_AETH)
+			if (urdma_opcodes[tx.opcode].flags & URDMA_PF_AETH)
 				urdma_put_aeth(&tx, urdma_syn_ack(), w->resp.msn);
 			if (pay && !urdma_tx_copy(&tx, &src, 1, pay)) {
 				r->busy = false;
@@ -501,7 +500,7 @@ static bool urdma_resp_in_order(struct urdma_engine *eng, struct urdma_qp *qp,
 	struct urdma_wire *w = qp->wire;
 	s32 d = urdma_psn_diff(pkt->psn, w->resp.epsn);
 
-	if (!urdma_is_rc(qp) && d) {
+	if (!urdma_is_reliable(qp) && d) {
 		/* UC: a lost packet loses the message. */
 		w->resp.in_send = false;
 		w->resp.in_write = false;
@@ -547,7 +546,7 @@ static int urdma_resp_recv(struct urdma_engine *eng, struct urdma_qp *qp,
 		.cqe_opcode = URDMA_CQE_RECV_RDMA_IMM,
 		.cqe_flags = URDMA_CQE_IMM,
 		.solicited = pkt->se,
-		.rc = urdma_is_rc(qp),
+		.rc = urdma_is_reliable(qp),
 		.srq = qp->wire->resp.srq,
 	};
 
@@ -571,7 +570,7 @@ static void urdma_resp_rnr(struct urdma_engine *eng, struct urdma_qp *qp,
 		w->resp.in_write = !(pkt->flags & URDMA_PF_FIRST);
 		w->resp.msg_off -= pkt->paylen;
 	}
-	if (!urdma_is_rc(qp)) {
+	if (!urdma_is_reliable(qp)) {
 		w->resp.drop_msg = true;
 		w->resp.epsn = urdma_psn_add(w->resp.epsn, 1);
 		return;
@@ -603,10 +602,9 @@ static int urdma_resp_xrc(struct urdma_qp *qp, const struct urdma_pkt *pkt)
 	w->resp.srq = urdma_xrc_srq(to_udev(qp->ibqp.device), srqn, qp->xrcd);
 	if (!w->resp.srq)
 		return URDMA_NAK_INV_REQ;
-	/* The same SRQ, not a later one that got its number. */
+	/* The message's SRQ (its serial), not a later one of its number. */
 	if (!(pkt->flags & URDMA_PF_FIRST) &&
-	    (srqn != w->resp.xrc_srqn ||
-	     w->resp.srq->serial != w->resp.xrc_serial)) {
+	    w->resp.srq->serial != w->resp.xrc_serial) {
 		w->resp.srq = NULL;
 		return URDMA_NAK_INV_REQ;
 	}
@@ -657,7 +655,7 @@ static void urdma_resp_exec(struct urdma_engine *eng, struct urdma_qp *qp,
 	w->resp.epsn = urdma_psn_add(pkt->psn, 1);
 	if (pkt->flags & URDMA_PF_LAST)
 		w->resp.msn++;
-	if (urdma_is_rc(qp) && (pkt->ackreq || (pkt->flags & URDMA_PF_LAST))) {
+	if (urdma_is_reliable(qp) && (pkt->ackreq || (pkt->flags & URDMA_PF_LAST))) {
 		w->resp.ack_pending = true;
 		w->resp.ack_syn = urdma_syn_ack();
 		w->resp.ack_psn = pkt->psn;
@@ -677,7 +675,6 @@ void urdma_resp_rx(struct urdma_engine *eng, struct urdma_qp *qp,
 		urdma_resp_nak(eng, qp, pkt->psn, URDMA_NAK_INV_REQ);
 		return;
 	}
-	w->resp.srq = NULL;
 	w->resp.pdn = urdma_qp_pdn(qp);
 	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
 		ret = urdma_resp_xrc(qp, pkt);
