@@ -114,6 +114,12 @@ static int urdma_qp_check_send_ops(struct urdma_context *ctx,
 	return 0;
 }
 
+/* QPs with no RQ ring: those with an SRQ, and XRC_SEND. */
+static bool urdma_qp_no_rq(const struct ibv_qp_init_attr_ex *attr)
+{
+	return attr->srq || attr->qp_type == IBV_QPT_XRC_SEND;
+}
+
 static int urdma_qp_check_attr(struct urdma_context *ctx,
 			       const struct ibv_qp_init_attr_ex *attr)
 {
@@ -157,8 +163,8 @@ static int urdma_qp_check_attr(struct urdma_context *ctx,
 	if (urdma_send_stride(cap) > URDMA_MAX_STRIDE)
 		return EINVAL;
 
-	/* With an SRQ, or none (XRC_SEND), the receive caps are ignored. */
-	if (attr->srq || attr->qp_type == IBV_QPT_XRC_SEND)
+	/* Without an RQ, the receive capabilities are ignored. */
+	if (urdma_qp_no_rq(attr))
 		return 0;
 	if (cap->max_recv_wr > ctx->max_qp_wr ||
 	    cap->max_recv_sge > ctx->max_sge)
@@ -180,7 +186,7 @@ static void urdma_qp_geom(struct ibv_qp_init_attr_ex *attr,
 
 	g->sq_nent = roundup_pow_of_two(max_t(uint32_t, cap->max_send_wr, 1));
 	g->sq_stride = urdma_send_stride(cap);
-	if (attr->srq || attr->qp_type == IBV_QPT_XRC_SEND) {
+	if (urdma_qp_no_rq(attr)) {
 		/* The kernel reports 0 for these; ask for what we get. */
 		cap->max_recv_wr = 0;
 		cap->max_recv_sge = 0;
