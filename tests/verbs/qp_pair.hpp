@@ -318,6 +318,7 @@ struct SendWr {
 	ibv_ah *ah = nullptr;           // UD
 	uint32_t remote_qpn = 0;
 	uint32_t remote_qkey = 0;
+	uint32_t xrc_srqn = 0;          // XRC_SEND: the target's XRC SRQ
 	ibv_mw *mw = nullptr;           // BIND_MW
 	ibv_mw_bind_info bind_info{};
 };
@@ -397,6 +398,7 @@ inline int post_send_verbs(ibv_qp *qp, const std::vector<SendWr> &wrs)
 			w.wr.ud.remote_qpn = s.remote_qpn;
 			w.wr.ud.remote_qkey = s.remote_qkey;
 		}
+		w.qp_type.xrc.remote_srqn = s.xrc_srqn;
 	}
 	ibv_send_wr *bad = nullptr;
 	return v.empty() ? 0 : ibv_post_send(qp, v.data(), &bad);
@@ -455,6 +457,8 @@ inline int post_send_wr_api(ibv_qp_ex *qpx, const std::vector<SendWr> &wrs)
 		if (s.ah)
 			ibv_wr_set_ud_addr(qpx, s.ah, s.remote_qpn,
 					   s.remote_qkey);
+		if (qpx->qp_base.qp_type == IBV_QPT_XRC_SEND)
+			ibv_wr_set_xrc_srqn(qpx, s.xrc_srqn);
 		if (!data)
 			continue;
 		// One buffer or SGE through the single setter, several

@@ -155,48 +155,13 @@ protected:
 		ASSERT_EQ(connect(ini->get(), (*tgt)->qp_num, true), 0);
 	}
 
-	// One WR from @ini to XRC SRQ @srqn through ibv_post_send.
-	static int post_xrc(ibv_qp *ini, const SendWr &s, uint32_t srqn)
+	// One WR from @ini to XRC SRQ @srqn, through ibv_post_send or the
+	// ibv_wr_* API (ibv_wr_set_xrc_srqn).
+	static int post_xrc(ibv_qp *ini, SendWr s, uint32_t srqn,
+			    Api api = Api::PostSend)
 	{
-		ibv_sge sge[2] = {};
-		ibv_send_wr w{};
-		w.wr_id = s.wr_id;
-		w.opcode = s.opcode;
-		w.send_flags = s.flags;
-		w.num_sge = int(s.sge.size());
-		for (size_t i = 0; i < s.sge.size() && i < 2; i++)
-			sge[i] = s.sge[i];
-		w.sg_list = w.num_sge ? sge : nullptr;
-		w.qp_type.xrc.remote_srqn = srqn;
-		if (s.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-			w.wr.atomic.remote_addr = s.remote_addr;
-			w.wr.atomic.rkey = s.rkey;
-			w.wr.atomic.compare_add = s.compare_add;
-		} else {
-			w.wr.rdma.remote_addr = s.remote_addr;
-			w.wr.rdma.rkey = s.rkey;
-		}
-		ibv_send_wr *bad = nullptr;
-		return ibv_post_send(ini, &w, &bad);
-	}
-
-	// The same through the ibv_wr_* API, with ibv_wr_set_xrc_srqn.
-	static int post_xrc_wr_api(ibv_qp *ini, const SendWr &s, uint32_t srqn)
-	{
-		ibv_qp_ex *qpx = ibv_qp_to_qp_ex(ini);
-		ibv_wr_start(qpx);
-		qpx->wr_id = s.wr_id;
-		qpx->wr_flags = s.flags;
-		if (s.opcode == IBV_WR_SEND)
-			ibv_wr_send(qpx);
-		else if (s.opcode == IBV_WR_RDMA_WRITE)
-			ibv_wr_rdma_write(qpx, s.rkey, s.remote_addr);
-		else
-			ibv_wr_rdma_read(qpx, s.rkey, s.remote_addr);
-		ibv_wr_set_xrc_srqn(qpx, srqn);
-		ibv_wr_set_sge(qpx, s.sge[0].lkey, s.sge[0].addr,
-			       s.sge[0].length);
-		return ibv_wr_complete(qpx);
+		s.xrc_srqn = srqn;
+		return post_send(ini, api, { s });
 	}
 
 	Path path_;
@@ -278,7 +243,7 @@ TEST_F(XrcTest, SendsGoToTheSrqTheyName)
 	SendWr s = send_wr(1, IBV_WR_SEND, { src.sge(0, 3000) });
 	ASSERT_EQ(post_xrc(ini.get(), s, srq_num(b.get())), 0);
 	s = send_wr(2, IBV_WR_SEND, { src.sge(4096, 1000) });
-	ASSERT_EQ(post_xrc_wr_api(ini.get(), s, srq_num(a.get())), 0);
+	ASSERT_EQ(post_xrc(ini.get(), s, srq_num(a.get()), Api::WrApi), 0);
 
 	auto sent = poll_cq(send_cq_.get(), 2);
 	ASSERT_EQ(sent.size(), 2u) << wcs_str(sent);
@@ -326,11 +291,11 @@ TEST_F(XrcTest, RemoteAccessUsesTheSrqPd)
 					      { local.sge(0, 1024) },
 					      target.addr(), target.rkey()),
 			   n), 0);
-	ASSERT_EQ(post_xrc_wr_api(ini.get(),
-				  rdma_wr(2, IBV_WR_RDMA_READ,
-					  { local.sge(2048, 1024) },
-					  target.addr(2048), target.rkey()),
-				  n), 0);
+	ASSERT_EQ(post_xrc(ini.get(),
+			   rdma_wr(2, IBV_WR_RDMA_READ,
+				   { local.sge(2048, 1024) },
+				   target.addr(2048), target.rkey()),
+			   n, Api::WrApi), 0);
 	*(uint64_t *)(target.data() + 3072) = 40;
 	SendWr fa = rdma_wr(3, IBV_WR_ATOMIC_FETCH_AND_ADD,
 			    { local.sge(3072, 8) }, target.addr(3072),
