@@ -54,8 +54,9 @@ struct urdma_rd_res {
 	u32 off;	/* READ: response bytes sent */
 	u32 pdn;	/* the PD its keys are checked in (XRC: the SRQ's); */
 			/* ... a PD number outlives its PD, but no key does */
+	u32 msn;	/* the MSN its last response carries */
 	bool atomic;
-	bool busy;	/* READ: responses still to send */
+	bool busy;	/* its answer (READ: responses) still to send */
 	u64 orig;	/* atomic: the value it returned */
 };
 

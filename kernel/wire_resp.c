@@ -32,6 +32,17 @@ static bool urdma_resp_reads_before(const struct urdma_wire *w, u32 psn)
 }
 
 /*
+ * An ACK or a sequence NAK for @psn, sent by urdma_resp_flush_ack() once
+ * the answers before it are (a later one replaces it).
+ */
+static void urdma_resp_ack_later(struct urdma_wire *w, u8 syn, u32 psn)
+{
+	w->resp.ack_pending = true;
+	w->resp.ack_syn = syn;
+	w->resp.ack_psn = psn;
+}
+
+/*
  * The responder as key checks see it: the QP, and the PD of the request
  * (w->resp.pdn: the QP's, or for XRC the named SRQ's).
  */
@@ -256,15 +267,14 @@ static void urdma_send_atomic_ack(struct urdma_engine *eng,
 	if (urdma_wire_pkt(qp, URDMA_OP_ATOMIC_ACK, r->psn, 0, false, false,
 			   &tx))
 		return;
-	urdma_put_aeth(&tx, urdma_syn_ack(), qp->wire->resp.msn);
+	urdma_put_aeth(&tx, urdma_syn_ack(), r->msn);
 	ack = urdma_tx_hdr(&tx, URDMA_H_ATMACK);
 	ack->orig = cpu_to_be64(r->orig);
 	urdma_wire_send(eng, qp, &tx);
 }
 
 /* READ or atomic request.  Return: 0, or a NAK code. */
-static int urdma_resp_rd(struct urdma_engine *eng, struct urdma_qp *qp,
-			 const struct urdma_pkt *pkt)
+static int urdma_resp_rd(struct urdma_qp *qp, const struct urdma_pkt *pkt)
 {
 	struct urdma_wire *w = qp->wire;
 	struct urdma_rd_res *r;
@@ -291,6 +301,7 @@ static int urdma_resp_rd(struct urdma_engine *eng, struct urdma_qp *qp,
 		r->va = va;
 		r->rkey = rkey;
 		r->len = len;
+		r->msn = ++w->resp.msn;
 		r->busy = true;
 		w->resp.epsn = urdma_psn_add(pkt->psn, r->npsn);
 	} else {
@@ -317,14 +328,36 @@ static int urdma_resp_rd(struct urdma_engine *eng, struct urdma_qp *qp,
 		else
 			r->orig = atomic64_fetch_add(be64_to_cpu(a->swap_add),
 						     (atomic64_t *)target);
+		r->msn = ++w->resp.msn;
+		r->busy = true;
 		w->resp.epsn = urdma_psn_add(pkt->psn, 1);
-		w->resp.msn++;
-		urdma_send_atomic_ack(eng, qp, r);
 	}
 	return 0;
 }
 
-/* Send READ responses due, a budget at a time.  Return: packets sent. */
+/*
+ * A coalesced ACK of a PSN before @psn goes before the answer at @psn, once
+ * the answers before it are sent: it must not come after the responses of
+ * a later READ (see urdma_wire_run()).  Return: packets sent.
+ */
+static int urdma_resp_ack_first(struct urdma_engine *eng, struct urdma_qp *qp,
+				u32 psn)
+{
+	struct urdma_wire *w = qp->wire;
+
+	if (w->resp.ack_pending && urdma_psn_diff(psn, w->resp.ack_psn) > 0)
+		return urdma_resp_flush_ack(eng, qp);
+	return 0;
+}
+
+/*
+ * Send the answers due, in PSN order, a budget at a time: READ responses,
+ * atomic ACKs, and the empty READ responses of FLUSH and ATOMIC_WRITE.
+ * An answer never overtakes an earlier one: a requester takes an ACK
+ * beyond a READ whose responses have not come for their loss (rxe's
+ * completer then retries the READ, and spends its retry budget).
+ * Return: packets sent.
+ */
 int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp)
 {
 	struct urdma_wire *w = qp->wire;
@@ -337,7 +370,12 @@ int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp)
 		struct urdma_rd_res *r = &w->resp.res[(w->resp.res_next + i) % w->resp.nres];
 
 		urdma_resp_peer(qp, r->pdn, &peer);
-
+		if (r->busy && r->atomic) {
+			sent += urdma_resp_ack_first(eng, qp, r->psn);
+			urdma_send_atomic_ack(eng, qp, r);
+			r->busy = false;
+			sent++;
+		}
 		while (r->busy && sent < URDMA_WIRE_BUDGET) {
 			u32 pay = min(r->len - r->off, r->mtu);
 			bool first = !r->off, last = r->off + pay >= r->len;
@@ -346,15 +384,7 @@ int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp)
 			struct urdma_tx tx;
 			u8 op;
 
-			/*
-			 * An ACK due before this response goes first, once
-			 * the READs before it are answered: it must not come
-			 * after the responses of a later READ (see
-			 * urdma_wire_run()).
-			 */
-			if (w->resp.ack_pending &&
-			    urdma_psn_diff(psn, w->resp.ack_psn) > 0)
-				sent += urdma_resp_flush_ack(eng, qp);
+			sent += urdma_resp_ack_first(eng, qp, psn);
 			if (!urdma_engine_charge(eng, pay))
 				return sent;
 			op = first && last ? URDMA_OP_READ_RESP_ONLY :
@@ -373,8 +403,10 @@ int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp)
 			}
 			if (urdma_wire_pkt(qp, op, psn, pay, false, false, &tx))
 				return sent;
+			/* The READ counts as a message at its last response. */
 			if (urdma_opcodes[tx.opcode].flags & URDMA_PF_AETH)
-				urdma_put_aeth(&tx, urdma_syn_ack(), w->resp.msn);
+				urdma_put_aeth(&tx, urdma_syn_ack(),
+					       last ? r->msn : r->msn - 1);
 			if (pay && !urdma_tx_copy(&tx, &src, 1, pay)) {
 				r->busy = false;
 				urdma_send_ack(eng, qp,
@@ -436,9 +468,9 @@ static u8 urdma_resp_flush_or_atomic_write(struct urdma_qp *qp,
 		r = urdma_res_new(qp);
 		r->psn = pkt->psn;
 		r->npsn = 1;
+		r->msn = ++w->resp.msn;
 		r->busy = true;
 		w->resp.epsn = urdma_psn_add(pkt->psn, 1);
-		w->resp.msn++;
 		return 0;
 	case IB_WC_REM_ACCESS_ERR:
 		return URDMA_NAK_REM_ACCESS;
@@ -459,19 +491,19 @@ void urdma_resp_dup(struct urdma_engine *eng, struct urdma_qp *qp,
 		r = urdma_res_find(w, pkt->psn);
 		if (!r)
 			return;		/* too old: the requester times out */
-		if (r->atomic) {
-			urdma_send_atomic_ack(eng, qp, r);
-		} else {
-			/* Start again at the PSN asked for. */
+		/* Answered again, in order; a READ from the PSN asked for. */
+		if (!r->atomic)
 			r->off = urdma_psn_diff(pkt->psn, r->psn) * r->mtu;
-			r->busy = true;
-		}
+		r->busy = true;
 		return;
 	}
-	/* SEND or WRITE: acknowledge again what has arrived. */
-	w->resp.ack_pending = true;
-	w->resp.ack_syn = urdma_syn_ack();
-	w->resp.ack_psn = urdma_psn_add(w->resp.epsn, URDMA_PSN_MASK);
+	/*
+	 * SEND or WRITE: acknowledge again what has arrived, unless a
+	 * sequence NAK, which says as much and more, is still to go.
+	 */
+	if (!w->resp.ack_pending || w->resp.ack_syn == urdma_syn_ack())
+		urdma_resp_ack_later(w, urdma_syn_ack(),
+				     urdma_psn_add(w->resp.epsn, URDMA_PSN_MASK));
 }
 
 /* Whether a packet fits the message state (IBTA 9.7.5.1.2, C9-40..). */
@@ -509,11 +541,12 @@ static bool urdma_resp_in_order(struct urdma_engine *eng, struct urdma_qp *qp,
 		d = 0;
 	}
 	if (d > 0) {
+		/* Once per gap, after the READ responses before it. */
 		if (!w->resp.nak_sent) {
 			w->resp.nak_sent = true;
 			urdma_count(eng, URDMA_CNT_SEQ_NAKS_SENT);
-			urdma_send_ack(eng, qp, urdma_syn_nak(URDMA_NAK_PSN_SEQ),
-				       w->resp.epsn);
+			urdma_resp_ack_later(w, urdma_syn_nak(URDMA_NAK_PSN_SEQ),
+					     w->resp.epsn);
 		}
 		return false;
 	}
@@ -622,7 +655,7 @@ static void urdma_resp_exec(struct urdma_engine *eng, struct urdma_qp *qp,
 	int ret;
 
 	if (pkt->flags & (URDMA_PF_READ | URDMA_PF_ATOMIC)) {
-		ret = urdma_resp_rd(eng, qp, pkt);
+		ret = urdma_resp_rd(qp, pkt);
 		if (ret)
 			urdma_resp_nak(eng, qp, pkt->psn, ret);
 		return;
@@ -655,11 +688,8 @@ static void urdma_resp_exec(struct urdma_engine *eng, struct urdma_qp *qp,
 	w->resp.epsn = urdma_psn_add(pkt->psn, 1);
 	if (pkt->flags & URDMA_PF_LAST)
 		w->resp.msn++;
-	if (urdma_is_reliable(qp) && (pkt->ackreq || (pkt->flags & URDMA_PF_LAST))) {
-		w->resp.ack_pending = true;
-		w->resp.ack_syn = urdma_syn_ack();
-		w->resp.ack_psn = pkt->psn;
-	}
+	if (urdma_is_reliable(qp) && (pkt->ackreq || (pkt->flags & URDMA_PF_LAST)))
+		urdma_resp_ack_later(w, urdma_syn_ack(), pkt->psn);
 }
 
 /* A request packet at the responder. */
