@@ -11,8 +11,9 @@
 # NICs' link-local GIDs), write_bw read_bw send_bw atomic_bw
 # write_lat read_lat send_lat atomic_lat (perftest, TCP exchange),
 # write_bw_R send_lat_R (perftest -R: rdma_cm, GSI over the wire), rping,
-# xfer (urdma_xfer: 16 MiB of WRITE, ATOMIC_WRITE, READ and SEND over
-# rdma_cm, every byte checked; FLUSH too when both sides are urdma, as
+# xfer (urdma_xfer: 16 MiB of WRITE, ATOMIC_WRITE, READ, FETCH_ADD and
+# SEND over rdma_cm, every byte and fetched value checked, and an rxe
+# client's retries counted; FLUSH too when both sides are urdma, as
 # URDMA_TWOHOST_PEER_KIND says), nvmeof (the kernel's NVMe-oF target and
 # host, 8 MiB written through the fabric and found on the target), nfs
 # (NFS over RDMA: 8 MiB written by the client, found in the server's
@@ -45,6 +46,25 @@ if [ "$KIND" = rxe ]; then
 	check "rdma link add $DEV type rxe netdev $NIC" rdma link add "$DEV" type rxe netdev "$NIC"
 fi
 twohost_ready
+
+# comp_retries: rxe's completer retries (a timeout, or an answer that came
+# before the READ responses it follows; 0 on urdma, which has no such file).
+comp_retries() {
+	cat "/sys/class/infiniband/$DEV/ports/1/hw_counters/completer_retry_err" \
+		2>/dev/null || echo 0
+}
+# xfer_in_order N: the xfer client on rxe retried N times.  Its 86 rounds
+# each post a READ, then a FETCH_ADD: an atomic ACK sent before the READ's
+# responses made rxe retry the READ in about every round.  A spurious
+# timeout under TCG may still cost one.
+xfer_in_order() {
+	if [ "$1" -le 8 ]; then
+		tap_ok "xfer: the server's answers came in order ($1 completer retries)"
+	else
+		tap_fail "xfer: the server's answers came in order" \
+			"$1 completer retries in 86 rounds of READ then FETCH_ADD"
+	fi
+}
 
 # hung_state: what a side that timed out leaves behind, for its TAP line.
 hung_state() {
@@ -390,12 +410,14 @@ for t in "${TESTS[@]}"; do
 		# over its headers twice (docs/wire.md), so they drop each
 		# other's FLUSHes.
 		peer=${URDMA_TWOHOST_PEER_KIND:-urdma}
-		ops=(-A)
+		ops=(-A -X)
 		[ "$KIND" = urdma ] && [ "$peer" = urdma ] && ops+=(-L)
 		if [ "$ROLE" = server ]; then
 			side xfer 'OK$' "$xfer" -s "${ops[@]}" -a "$MYIP" -p "$port" -t 120 -- unused
 		else
+			retries=$(comp_retries)
 			side xfer 'OK$' "$xfer" "${ops[@]}" -a "$PEER" -p "$port" -b 16777216 -t 120 --
+			[ "$KIND" = rxe ] && xfer_in_order $(($(comp_retries) - retries))
 		fi
 		;;
 	topology)

@@ -31,7 +31,11 @@
 // READ must see the value there), and with -L a FLUSH (global visibility,
 // the slot's range), all through the ibv_wr_* API.  The server gives its
 // QP FLUSH access once connected and then SENDs "ready", which the client
-// waits for.
+// waits for.  With -X (both sides), each round's READ is followed by an
+// ATOMIC_FETCH_AND_ADD of 1 on a counter after the server's slots, which
+// must return the number of rounds before it: the responder answers it
+// while the READ's responses may still be under way, and must not answer
+// it before them (a requester would take the READ for lost).
 //
 // Exit status: 0 on success, 1 on a failed check, 2 on bad usage.
 #include "../../examples/common/rdma_raii.hpp"
@@ -71,6 +75,7 @@ struct __attribute__((packed)) EndMsg {
 
 enum Op : uint64_t {
 	kWrite = 0, kRead = 1, kSend = 2, kAtomicWrite = 3, kFlush = 4,
+	kFetchAdd = 5,
 	kOps = 8  // wr_id = round * kOps + op
 };
 
@@ -166,7 +171,9 @@ struct Options {
 	double slack_s = 3;
 	bool atomic_write = false;  // -A
 	bool flush = false;         // -L
-	bool ex() const { return atomic_write || flush; }  // the ibv_wr_* API
+	bool fetch_add = false;     // -X
+	// The ibv_wr_* API, and the server's "ready".
+	bool ex() const { return atomic_write || flush || fetch_add; }
 };
 
 // Waits for a completion channel event or a CM event, up to TIMEOUT_MS.
@@ -247,13 +254,16 @@ Status Server::accept(rdma_cm_id *id)
 	const uint32_t recvs = 2 * o_.window;
 	URDMA_TRY(c->ep.create(id, int(recvs) + 4));
 	URDMA_TRY(nonblocking(c->ep.channel->fd));
-	c->region.assign(size_t(o_.window) * o_.chunk, 0);
+	// -X: the counter, after the slots.
+	c->region.assign(size_t(o_.window) * o_.chunk + (o_.fetch_add ? 8 : 0), 0);
 	c->recv_buf.assign(size_t(recvs) * o_.chunk, 0);
 	c->region_mr.reset(ibv_reg_mr(c->ep.pd.get(), c->region.data(),
 				      c->region.size(),
 				      IBV_ACCESS_LOCAL_WRITE |
 				      IBV_ACCESS_REMOTE_WRITE |
 				      IBV_ACCESS_REMOTE_READ |
+				      (o_.fetch_add ?
+				       IBV_ACCESS_REMOTE_ATOMIC : 0) |
 				      (o_.flush ?
 				       IBV_ACCESS_FLUSH_GLOBAL : 0)));
 	c->recv_mr.reset(ibv_reg_mr(c->ep.pd.get(), c->recv_buf.data(),
@@ -455,10 +465,16 @@ private:
 	Status post_round_ex(uint64_t round, uint8_t *base, uint64_t raddr);
 	uint64_t per_round() const
 	{
-		return 3 + o_.atomic_write + o_.flush;
+		return 3 + o_.atomic_write + o_.flush + o_.fetch_add;
 	}
 	Status send_end(uint64_t rounds);
 	void disconnect();
+	// -X: where round R's FETCH_ADD returns its value.
+	uintptr_t fetch_at(uint64_t round)
+	{
+		return reinterpret_cast<uintptr_t>(&buf_[size_t(window_) * 3 * o_.chunk +
+							 (round % window_) * 8]);
+	}
 
 	const Options &o_;
 	EventChannel events_;
@@ -470,6 +486,8 @@ private:
 	Mr ready_mr_;
 	uint64_t raddr_ = 0;
 	uint32_t rkey_ = 0, window_ = 0;
+	uint64_t counter_ = 0;      // -X: the server's counter
+	uint64_t fetched_ = 0;      // ... and the value the next FETCH_ADD returns
 };
 
 Status Client::connect()
@@ -480,7 +498,8 @@ Status Client::connect()
 	ep_ = std::make_unique<Endpoint>();
 	const uint64_t ops = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ |
 			     IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_ATOMIC_WRITE |
-			     IBV_QP_EX_WITH_FLUSH;
+			     IBV_QP_EX_WITH_FLUSH |
+			     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
 	URDMA_TRY(ep_->create(id_.get(), int(5 * o_.window + 2),
 			      o_.ex() ? ops : 0));
 	if (o_.ex()) {
@@ -518,7 +537,13 @@ Status Client::connect()
 	window_ = std::min(o_.window, ntohl(r.len) / o_.chunk);
 	if (!window_)
 		return Status::error("the server's region is smaller than a chunk");
-	buf_.assign(size_t(window_) * 3 * o_.chunk, 0);
+	if (o_.fetch_add && ntohl(r.len) % o_.chunk != 8)
+		return Status::error("the server has no counter (use -X on both sides)");
+	counter_ = raddr_ + ntohl(r.len) - 8;
+	fetched_ = 0;
+	// Per slot: write source, read target, send source; then per slot
+	// the 8 bytes a FETCH_ADD returns.
+	buf_.assign(size_t(window_) * (3 * size_t(o_.chunk) + 8), 0);
 	mr_.reset(ibv_reg_mr(ep_->pd.get(), buf_.data(), buf_.size(),
 			     IBV_ACCESS_LOCAL_WRITE));
 	if (!mr_)
@@ -566,7 +591,8 @@ Status Client::post_round(uint64_t round)
 	return {};
 }
 
-// -A/-L: WRITE, ATOMIC_WRITE, FLUSH, READ, SEND through the ibv_wr_* API.
+// -A/-L/-X: WRITE, ATOMIC_WRITE, FLUSH, READ, FETCH_ADD, SEND through the
+// ibv_wr_* API.
 Status Client::post_round_ex(uint64_t round, uint8_t *base, uint64_t raddr)
 {
 	ibv_qp_ex *qx = ibv_qp_to_qp_ex(ep_->ibqp());
@@ -591,6 +617,11 @@ Status Client::post_round_ex(uint64_t round, uint8_t *base, uint64_t raddr)
 	qx->wr_id = round * kOps + kRead;
 	ibv_wr_rdma_read(qx, rkey_, raddr);
 	ibv_wr_set_sge(qx, lkey, at(1), o_.chunk);
+	if (o_.fetch_add) {
+		qx->wr_id = round * kOps + kFetchAdd;
+		ibv_wr_atomic_fetch_add(qx, rkey_, counter_, 1);
+		ibv_wr_set_sge(qx, lkey, fetch_at(round), 8);
+	}
 	qx->wr_id = round * kOps + kSend;
 	ibv_wr_send(qx);
 	ibv_wr_set_sge(qx, lkey, at(2), o_.chunk);
@@ -655,6 +686,17 @@ Status Client::transfer(uint64_t rounds, bool fault, uint64_t *moved)
 						     ": READ back byte " +
 						     std::to_string(bad) + " is wrong: " +
 						     diagnose(rd, o_.chunk, round, kWrite));
+		}
+		if (op == kFetchAdd) {
+			uint64_t got;
+			std::memcpy(&got, reinterpret_cast<const void *>(fetch_at(round)),
+				    sizeof(got));
+			if (got != fetched_)
+				return Status::error("round " + std::to_string(round) +
+						     ": FETCH_ADD returned " +
+						     std::to_string(got) + ", not " +
+						     std::to_string(fetched_));
+			fetched_++;
 		}
 		if (op != kSend)
 			continue;
@@ -786,6 +828,7 @@ bool parse(int argc, char **argv, Options *o)
 		{ "ack-timeout", required_argument, nullptr, 'T' },
 		{ "atomic-write", no_argument, nullptr, 'A' },
 		{ "flush", no_argument, nullptr, 'L' },
+		{ "fetch-add", no_argument, nullptr, 'X' },
 		{ "duration", required_argument, nullptr, 'd' },
 		{ "start-at", required_argument, nullptr, 'B' },
 		{ nullptr, 0, nullptr, 0 },
@@ -800,12 +843,13 @@ bool parse(int argc, char **argv, Options *o)
 		return true;
 	};
 	bool good = true;
-	for (int c; good && (c = getopt_long(argc, argv, "sALa:p:b:d:k:w:c:t:", longs,
+	for (int c; good && (c = getopt_long(argc, argv, "sALXa:p:b:d:k:w:c:t:", longs,
 					      nullptr)) != -1;) {
 		switch (c) {
 		case 's': o->server = true; break;
 		case 'A': o->atomic_write = true; break;
 		case 'L': o->flush = true; break;
+		case 'X': o->fetch_add = true; break;
 		case 'a': o->addr = optarg; break;
 		case 'p': o->port = optarg; break;
 		case 'b': good = num(optarg, 1ULL << 40, &o->bytes); break;
@@ -827,8 +871,8 @@ bool parse(int argc, char **argv, Options *o)
 	if (good && optind == argc && (o->server || !o->addr.empty()))
 		return true;
 	std::fprintf(stderr,
-		     "usage: %s -s [-A] [-L] [-a ADDR] [-p PORT] [-k CHUNK] [-w WINDOW] [-c CONNS] [-t SECS]\n"
-		     "       %s -a SERVER [-A] [-L] [-p PORT] [-b BYTES | -d SECS] [-k CHUNK] [-w WINDOW] [-t SECS]\n"
+		     "usage: %s -s [-A] [-L] [-X] [-a ADDR] [-p PORT] [-k CHUNK] [-w WINDOW] [-c CONNS] [-t SECS]\n"
+		     "       %s -a SERVER [-A] [-L] [-X] [-p PORT] [-b BYTES | -d SECS] [-k CHUNK] [-w WINDOW] [-t SECS]\n"
 		     "          [--ack-timeout N] [--start-at EPOCH] [--fault-after ROUNDS --fault-cmd CMD\n"
 		     "          [--recover-cmd CMD] [--slack SECS]]\n", argv[0], argv[0]);
 	return false;
