@@ -60,18 +60,21 @@ ulimit_l_as_user() { (ulimit -l "$MEMLOCK_KB" && "${AS_USER[@]}" bash -c 'ulimit
 # One run per tool, size and mode.  65536 bytes span 16 pages (and 64
 # packets at the default path MTU of 1024); UD messages must fit the port's
 # active MTU (1024 on a 1500-byte netdev).
-# The debug kernel (KASAN under TCG) takes the larger size only, for time.
-RC_SIZES=(4096 65536) UD_SIZES=(64 1024)
+# The debug kernel (KASAN under TCG) takes the larger size only, and runs
+# unprivileged (-e: events, as nobody) on RC and UD only, for time.
+RC_SIZES=(4096 65536) UD_SIZES=(64 1024) USER_UC_SRQ=1
 if [ "${URDMA_KERNEL:-}" = debug ]; then
-	RC_SIZES=(65536) UD_SIZES=(1024)
+	RC_SIZES=(65536) UD_SIZES=(1024) USER_UC_SRQ=
 fi
 for size in "${RC_SIZES[@]}"; do
 	pp "ibv_rc_pingpong -s $size" root ibv_rc_pingpong -s "$size"
 	pp "ibv_rc_pingpong -s $size -e" user ibv_rc_pingpong -s "$size" -e
 	pp "ibv_uc_pingpong -s $size" root ibv_uc_pingpong -s "$size"
-	pp "ibv_uc_pingpong -s $size -e" user ibv_uc_pingpong -s "$size" -e
+	[ -z "$USER_UC_SRQ" ] ||
+		pp "ibv_uc_pingpong -s $size -e" user ibv_uc_pingpong -s "$size" -e
 	pp "ibv_srq_pingpong -s $size" root ibv_srq_pingpong -s "$size"
-	pp "ibv_srq_pingpong -s $size -e" user ibv_srq_pingpong -s "$size" -e
+	[ -z "$USER_UC_SRQ" ] ||
+		pp "ibv_srq_pingpong -s $size -e" user ibv_srq_pingpong -s "$size" -e
 done
 pp "ibv_rc_pingpong -s 65536 -N (new post-send API)" root ibv_rc_pingpong -s 65536 -N
 for size in "${UD_SIZES[@]}"; do

@@ -269,6 +269,8 @@ fi
 CASES=(keys_hidden forged_naks mtu_flips failed_stops send_inv_wire
 	devices_vs_ahs mcast_netns)
 for c in "${@:-${CASES[@]}}"; do
+	t0=$SECONDS
 	"$c"
+	echo "# $c: $((SECONDS - t0)) s"
 done
 tap_done
