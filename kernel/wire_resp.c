@@ -33,10 +33,15 @@ static bool urdma_resp_reads_before(const struct urdma_wire *w, u32 psn)
 
 /*
  * An ACK or a sequence NAK for @psn, sent by urdma_resp_flush_ack() once
- * the answers before it are (a later one replaces it).
+ * the answers before it are.  A later one replaces it, but an ACK does not
+ * replace a sequence NAK: the packet that NAK asks for again is still
+ * missing (it came early and was dropped).
  */
 static void urdma_resp_ack_later(struct urdma_wire *w, u8 syn, u32 psn)
 {
+	if (w->resp.ack_pending && w->resp.ack_syn != urdma_syn_ack() &&
+	    syn == urdma_syn_ack())
+		return;
 	w->resp.ack_pending = true;
 	w->resp.ack_syn = syn;
 	w->resp.ack_psn = psn;
@@ -273,8 +278,23 @@ static void urdma_send_atomic_ack(struct urdma_engine *eng,
 	urdma_wire_send(eng, qp, &tx);
 }
 
+/*
+ * An atomic's ACK: at once, unless answers before it are still to go;
+ * then urdma_resp_reads() sends it after them.
+ */
+static void urdma_resp_atomic_ack(struct urdma_engine *eng,
+				  struct urdma_qp *qp, struct urdma_rd_res *r)
+{
+	if (urdma_resp_reads_before(qp->wire, r->psn)) {
+		r->busy = true;
+		return;
+	}
+	urdma_send_atomic_ack(eng, qp, r);
+}
+
 /* READ or atomic request.  Return: 0, or a NAK code. */
-static int urdma_resp_rd(struct urdma_qp *qp, const struct urdma_pkt *pkt)
+static int urdma_resp_rd(struct urdma_engine *eng, struct urdma_qp *qp,
+			 const struct urdma_pkt *pkt)
 {
 	struct urdma_wire *w = qp->wire;
 	struct urdma_rd_res *r;
@@ -329,8 +349,10 @@ static int urdma_resp_rd(struct urdma_qp *qp, const struct urdma_pkt *pkt)
 			r->orig = atomic64_fetch_add(be64_to_cpu(a->swap_add),
 						     (atomic64_t *)target);
 		r->msn = ++w->resp.msn;
-		r->busy = true;
 		w->resp.epsn = urdma_psn_add(pkt->psn, 1);
+		/* The ACK coalesced before it goes first, if it may. */
+		urdma_resp_flush_ack(eng, qp);
+		urdma_resp_atomic_ack(eng, qp, r);
 	}
 	return 0;
 }
@@ -491,19 +513,18 @@ void urdma_resp_dup(struct urdma_engine *eng, struct urdma_qp *qp,
 		r = urdma_res_find(w, pkt->psn);
 		if (!r)
 			return;		/* too old: the requester times out */
-		/* Answered again, in order; a READ from the PSN asked for. */
-		if (!r->atomic)
-			r->off = urdma_psn_diff(pkt->psn, r->psn) * r->mtu;
+		/* Answered again; a READ from the PSN asked for. */
+		if (r->atomic) {
+			urdma_resp_atomic_ack(eng, qp, r);
+			return;
+		}
+		r->off = urdma_psn_diff(pkt->psn, r->psn) * r->mtu;
 		r->busy = true;
 		return;
 	}
-	/*
-	 * SEND or WRITE: acknowledge again what has arrived, unless a
-	 * sequence NAK, which says as much and more, is still to go.
-	 */
-	if (!w->resp.ack_pending || w->resp.ack_syn == urdma_syn_ack())
-		urdma_resp_ack_later(w, urdma_syn_ack(),
-				     urdma_psn_add(w->resp.epsn, URDMA_PSN_MASK));
+	/* SEND or WRITE: acknowledge again what has arrived. */
+	urdma_resp_ack_later(w, urdma_syn_ack(),
+			     urdma_psn_add(w->resp.epsn, URDMA_PSN_MASK));
 }
 
 /* Whether a packet fits the message state (IBTA 9.7.5.1.2, C9-40..). */
@@ -541,12 +562,19 @@ static bool urdma_resp_in_order(struct urdma_engine *eng, struct urdma_qp *qp,
 		d = 0;
 	}
 	if (d > 0) {
-		/* Once per gap, after the READ responses before it. */
+		/*
+		 * Once per gap: at once, or after the answers before it
+		 * (a NAK there would tell the requester they were lost).
+		 */
 		if (!w->resp.nak_sent) {
+			u8 nak = urdma_syn_nak(URDMA_NAK_PSN_SEQ);
+
 			w->resp.nak_sent = true;
 			urdma_count(eng, URDMA_CNT_SEQ_NAKS_SENT);
-			urdma_resp_ack_later(w, urdma_syn_nak(URDMA_NAK_PSN_SEQ),
-					     w->resp.epsn);
+			if (urdma_resp_reads_before(w, w->resp.epsn))
+				urdma_resp_ack_later(w, nak, w->resp.epsn);
+			else
+				urdma_send_ack(eng, qp, nak, w->resp.epsn);
 		}
 		return false;
 	}
@@ -655,7 +683,7 @@ static void urdma_resp_exec(struct urdma_engine *eng, struct urdma_qp *qp,
 	int ret;
 
 	if (pkt->flags & (URDMA_PF_READ | URDMA_PF_ATOMIC)) {
-		ret = urdma_resp_rd(qp, pkt);
+		ret = urdma_resp_rd(eng, qp, pkt);
 		if (ret)
 			urdma_resp_nak(eng, qp, pkt->psn, ret);
 		return;
