@@ -98,4 +98,16 @@ typedef struct ib_udata urdma_dmabuf_mr_attrs_t;
 #define URDMA_IMPORT_DMA_BUF_NS() MODULE_IMPORT_NS(DMA_BUF)
 #endif
 
+/*
+ * On-demand paging: ib_umem_odp keeps each page's DMA address, with its
+ * access in the low bits, in dma_list (5.10 to 6.14; 6.15 moved it to
+ * hmm_dma_map and pfn_list).  Without the core's ODP there is none here.
+ */
+#if IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING) && \
+	LINUX_VERSION_CODE < KERNEL_VERSION(6, 15, 0)
+#define URDMA_HAVE_ODP 1
+#else
+#define URDMA_HAVE_ODP 0
+#endif
+
 #endif /* URDMA_COMPAT_H */

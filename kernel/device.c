@@ -238,6 +238,8 @@ static const struct rdma_stat_desc urdma_stat_descs[URDMA_NUM_COUNTERS] = {
 	[URDMA_CNT_CNPS_SENT] = { .name = "cnps_sent" },
 	[URDMA_CNT_CNPS_RCVD] = { .name = "cnps_rcvd" },
 	[URDMA_CNT_PROBES] = { .name = "probes" },
+	[URDMA_CNT_ODP_WAITS] = { .name = "odp_waits" },
+	[URDMA_CNT_ODP_FAULTS] = { .name = "odp_faults" },
 };
 
 static struct rdma_hw_stats *
@@ -304,6 +306,9 @@ static const struct ib_device_ops urdma_dev_ops = {
 	.alloc_hw_port_stats = urdma_alloc_hw_port_stats,
 	.alloc_mr = urdma_alloc_mr,
 	.alloc_mw = urdma_alloc_mw,
+#if URDMA_HAVE_ODP
+	.advise_mr = urdma_advise_mr,
+#endif
 	.alloc_pd = urdma_alloc_pd,
 	.alloc_ucontext = urdma_alloc_ucontext,
 	.alloc_xrcd = urdma_alloc_xrcd,

@@ -151,6 +151,21 @@ void urdma_engine_sync(void)
 /* ---- kicks ---------------------------------------------------------------- */
 
 /*
+ * Wake every engine thread that sleeps: pages an ODP MR waited for are
+ * there (odp.c), and the WQEs or packets that wait for them may be on any
+ * device's engine (the local path crosses devices).
+ */
+void urdma_engine_wake_all(void)
+{
+	struct urdma_engine *eng;
+
+	mutex_lock(&urdma_engines_lock);
+	list_for_each_entry(eng, &urdma_engines, node)
+		urdma_engine_notify(eng);
+	mutex_unlock(&urdma_engines_lock);
+}
+
+/*
  * Wake @eng: user space asked (a zero-WR post) or kernel posting found it
  * asleep.  The flag drops at once, so that posts racing with the wake-up do
  * not kick again; the thread makes a full pass before it can set it again.
@@ -275,6 +290,8 @@ u64 urdma_engine_counter(struct urdma_dev *udev, enum urdma_counter c)
 	u64 sum = 0;
 	unsigned int i;
 
+	if (c == URDMA_CNT_ODP_FAULTS)
+		return atomic64_read(&udev->odp_faults);
 	for (i = 0; i < udev->num_engines; i++) {
 		struct urdma_engine *eng = &udev->engines[i];
 

@@ -54,6 +54,8 @@ enum urdma_counter {
 	URDMA_CNT_CNPS_SENT,	/* ... CNPs sent to their senders for them */
 	URDMA_CNT_CNPS_RCVD,	/* requester: CNPs taken from the peer */
 	URDMA_CNT_PROBES,	/* requester: early timeouts that sent a probe */
+	URDMA_CNT_ODP_WAITS,	/* WQEs or packets that waited for ODP pages */
+	URDMA_CNT_ODP_FAULTS,	/* ODP page faults resolved (device-wide) */
 	URDMA_NUM_COUNTERS
 };
 
@@ -168,6 +170,7 @@ void urdma_engine_sync(void);
 void urdma_engine_kick_user(struct urdma_engine *eng, bool send);
 void urdma_engine_notify(struct urdma_engine *eng);
 void urdma_engine_wake(struct urdma_engine *eng);
+void urdma_engine_wake_all(void);
 u64 urdma_engine_counter(struct urdma_dev *udev, enum urdma_counter c);
 
 /* sched.c, wire.c, exec.c */

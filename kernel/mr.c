@@ -346,6 +346,8 @@ static int urdma_mr_publish(struct urdma_dev *udev, struct urdma_mr *mr)
 
 static void urdma_mr_release(struct urdma_dev *udev, struct urdma_mr *mr)
 {
+	if (mr->odp)
+		urdma_odp_release(mr->odp);
 	urdma_mtt_free(&mr->mtt);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
@@ -376,7 +378,9 @@ static struct ib_mr *urdma_mr_finish(struct urdma_dev *udev,
 	mr->ibmr.length = length;
 	mr->ibmr.page_size = BIT(mr->mtt.block_shift);
 	urdma_dbg_dev(udev, "mr %#x: %s, %llu bytes, %u blocks of %lu\n",
-		      mr->mem.key, mr->dmabuf ? "dma-buf" : "pinned", length,
+		      mr->mem.key,
+		      mr->dmabuf ? "dma-buf" : mr->odp ? "on demand" : "pinned",
+		      length,
 		      mr->mtt.nents, BIT(mr->mtt.block_shift));
 	return &mr->ibmr;
 }
@@ -415,8 +419,11 @@ struct ib_mr *urdma_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 
-	ret = urdma_mr_pin(ibpd->device, start, length, iova, access,
-			   &mr->umem, &mr->mtt);
+	if (access & IB_ACCESS_ON_DEMAND)
+		ret = urdma_odp_reg(mr, ibpd->device, start, length, iova);
+	else
+		ret = urdma_mr_pin(ibpd->device, start, length, iova, access,
+				   &mr->umem, &mr->mtt);
 	return urdma_mr_finish(to_udev(ibpd->device), mr, ret, iova, length);
 }
 
@@ -546,6 +553,9 @@ struct ib_mr *urdma_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	/* Not a dma-buf MR either: libibverbs never asks for that. */
 	if (mr->mem.type != URDMA_MEM_USER)
 		return ERR_PTR(-EINVAL);
+	/* An ODP MR is registered again (ibv_dereg_mr, ibv_reg_mr). */
+	if (mr->odp || (access & IB_ACCESS_ON_DEMAND))
+		return ERR_PTR(-EOPNOTSUPP);
 	if (flags & ~IB_MR_REREG_SUPPORTED)
 		return ERR_PTR(-EOPNOTSUPP);
 	if (!(flags & IB_MR_REREG_ACCESS))
@@ -692,6 +702,7 @@ int urdma_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 	 * shows lkey and rkey only to CAP_NET_ADMIN.
 	 */
 	if (rdma_nl_put_driver_u32(msg, "pdn", mr->mem.pdn) ||
+	    rdma_nl_put_driver_u32(msg, "odp", !!mr->odp) ||
 	    rdma_nl_put_driver_u32(msg, "mtt_entries", mr->mtt.nents) ||
 	    rdma_nl_put_driver_u64(msg, "block_size",
 				   mr->mtt.nents ? BIT_ULL(mr->mtt.block_shift) : 0))

@@ -5,7 +5,9 @@
 #ifndef URDMA_MR_H
 #define URDMA_MR_H
 
+#include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
@@ -100,6 +102,50 @@ struct urdma_mtt {
 	unsigned int block_shift;
 	u32 nents;
 	u64 *pas;
+};
+
+/* A range of an ODP MR's pages: the MR's own, or an implicit MR's child. */
+struct urdma_odp_range {
+	struct ib_umem_odp *umem;
+	u64 start;	/* the user address of pas[0], page aligned */
+	u32 npages;
+	u64 *pas;	/* kernel address | URDMA_ODP_* (odp.c); 0: none */
+};
+
+/* A request for pages, from a pass (the engine never faults). */
+struct urdma_odp_req {
+	u64 start;
+	u64 end;	/* 0: the slot is free */
+	bool write;
+};
+
+#define URDMA_ODP_REQS	4
+
+/**
+ * struct urdma_odp - the on-demand paging state of an MR (odp.c)
+ * @udev: its device
+ * @implicit: it covers the whole address space (@children)
+ * @delta: user address - MR address (explicit MRs)
+ * @root: explicit: the MR's pages; implicit: only the implicit umem
+ * @children: implicit: address >> URDMA_ODP_CHILD_SHIFT -> range
+ * @req_lock: protects @req and the failed range
+ * @req: pending requests, served by @work
+ * @fail_start, @fail_end: the last range @work could not fault in
+ * @work: faults the requests in
+ * @users: ibv_advise_mr() calls that hold the MR
+ */
+struct urdma_odp {
+	struct urdma_dev *udev;
+	bool implicit;
+	u64 delta;
+	struct urdma_odp_range root;
+	struct xarray children;
+	spinlock_t req_lock;	/* @req, @fail_start, @fail_end */
+	struct urdma_odp_req req[URDMA_ODP_REQS];
+	u64 fail_start;
+	u64 fail_end;
+	struct work_struct work;
+	atomic_t users;
 };
 
 int urdma_mtt_from_umem(struct urdma_mtt *mtt, struct ib_umem *umem,

@@ -99,6 +99,7 @@ enum urdma_limits {
  * @qp_serials:	the last QP serial handed out (struct urdma_qp @serial),
  *		and SRQ serial (struct urdma_srq @serial).
  * @nr_mw:	memory windows in existence, checked against URDMA_MAX_MW.
+ * @odp_faults:	ODP page faults resolved (URDMA_CNT_ODP_FAULTS).
  * @id:		module-wide device id (main.c's registry), 0 if none.
  * @engines:	@num_engines engine threads (@engines_alloc allocated).
  * @state_page:	the engines' state, mapped read-only into user contexts.
@@ -126,6 +127,7 @@ struct urdma_dev {
 	atomic64_t mr_gens;
 	atomic64_t qp_serials;
 	atomic_t nr_mw;
+	atomic64_t odp_faults;
 	u32 id;
 	struct urdma_engine *engines;
 	unsigned int num_engines;
@@ -337,6 +339,7 @@ struct urdma_mr {
 	struct dma_buf_attachment *dmabuf_attach;
 	struct iosys_map dmabuf_map;
 	struct urdma_mtt mtt;
+	struct urdma_odp *odp;
 	u32 max_pages;
 	u64 gen;
 };
@@ -530,6 +533,41 @@ int urdma_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 int urdma_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 int urdma_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int urdma_dealloc_mw(struct ib_mw *ibmw);
+
+/* odp.c */
+#if URDMA_HAVE_ODP
+int urdma_odp_reg(struct urdma_mr *mr, struct ib_device *ibdev, u64 start,
+		  u64 length, u64 iova);
+void urdma_odp_release(struct urdma_odp *odp);
+int urdma_odp_ready(struct urdma_mr *mr, u64 va, u64 len, bool write);
+void *urdma_odp_kva(struct urdma_mr *mr, u64 va, u32 want, u32 *contig);
+int urdma_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
+		    u32 flags, struct ib_sge *sg_list, u32 num_sge,
+		    struct uverbs_attr_bundle *attrs);
+void urdma_odp_caps(struct ib_device_attr *attr);
+#else
+static inline int urdma_odp_reg(struct urdma_mr *mr, struct ib_device *ibdev,
+				u64 start, u64 length, u64 iova)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline void urdma_odp_release(struct urdma_odp *odp) {}
+
+static inline int urdma_odp_ready(struct urdma_mr *mr, u64 va, u64 len,
+				  bool write)
+{
+	return -EFAULT;
+}
+
+static inline void *urdma_odp_kva(struct urdma_mr *mr, u64 va, u32 want,
+				  u32 *contig)
+{
+	return NULL;
+}
+
+static inline void urdma_odp_caps(struct ib_device_attr *attr) {}
+#endif
 
 /* cq.c */
 int urdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
