@@ -113,6 +113,7 @@ void urdma_fill_device_attr(struct ib_device_attr *attr)
 	attr->local_ca_ack_delay = URDMA_LOCAL_ACK_DELAY;
 	attr->max_fast_reg_page_list_len = URDMA_MAX_FAST_REG_PAGES;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	urdma_odp_caps(attr);
 }
 EXPORT_SYMBOL_IF_KUNIT(urdma_fill_device_attr);
 

@@ -386,12 +386,23 @@ static u8 urdma_exec_gather(struct urdma_engine *eng, struct urdma_qp *qp,
 	if (urdma_is_ud(qp) &&
 	    *len > ib_mtu_enum_to_int(urdma_mtu_from_netdev(udev->ndev->mtu)))
 		return IB_WC_LOC_LEN_ERR;
-	return IB_WC_SUCCESS;
+	/* The local side's ODP pages, there for the rest of the pass. */
+	switch (urdma_sgl_ready(eng->scratch->src, *nsrc, *len,
+				access & IB_ACCESS_LOCAL_WRITE)) {
+	case 0:
+		return IB_WC_SUCCESS;
+	case -EAGAIN:
+		return URDMA_WC_ODP_WAIT;
+	default:
+		return IB_WC_LOC_PROT_ERR;
+	}
 }
 
 /*
  * The responder's side of each opcode on the local path.  Each returns a
- * completion status, or -EAGAIN for RNR (no receive WQE yet).  @nsrc and
+ * completion status, -EAGAIN for RNR (no receive WQE yet), or -EBUSY
+ * while the responder's ODP pages are faulted in (nothing was done).  The
+ * local side's pages were found by urdma_exec_gather().  @nsrc and
  * @len describe the local side, in the scratch area; *@byte_len is the
  * completion's length (@len unless the handler says otherwise).
  */
@@ -405,9 +416,7 @@ static int urdma_exec_send(struct urdma_engine *eng, struct urdma_qp *qp,
 {
 	const struct urdma_send_wqe *wqe = &eng->scratch->swqe.hdr;
 
-	if (wqe->opcode == URDMA_WQE_SEND_INV &&
-	    !urdma_invalidate(peer->qp, peer->pdn, wqe->ex, true))
-		return IB_WC_REM_INV_REQ_ERR;
+	/* (SEND_WITH_INV invalidates in urdma_recv_msg().) */
 	return urdma_deliver(eng, qp, peer, wqe, eng->scratch->src, nsrc, len);
 }
 
@@ -420,15 +429,20 @@ static int urdma_exec_rdma(struct urdma_engine *eng, struct urdma_qp *qp,
 	const struct urdma_send_wqe *wqe = &s->swqe.hdr;
 	bool read = wqe->opcode == URDMA_WQE_RDMA_READ;
 	struct urdma_sg rsg;
+	int ret = 0;
 
 	if (len && !urdma_rkey_sg(peer, wqe->rdma.rkey, wqe->rdma.remote_addr,
 				  len, urdma_wqe_op(wqe->opcode)->remote_access,
 				  &rsg))
 		return IB_WC_REM_ACCESS_ERR;
 	if (len && read)
-		urdma_copy(s->src, nsrc, &rsg, 1, len);
+		ret = urdma_copy(s->src, nsrc, &rsg, 1, len);
 	else if (len)
-		urdma_copy(&rsg, 1, s->src, nsrc, len);
+		ret = urdma_copy(&rsg, 1, s->src, nsrc, len);
+	if (ret == -EAGAIN)
+		return -EBUSY;
+	if (ret)
+		return IB_WC_REM_ACCESS_ERR;
 	/*
 	 * The immediate consumes a receive WQE after the data landed, as the
 	 * last packet of the message would; an RNR NAK makes the retry write
@@ -455,7 +469,7 @@ static int urdma_exec_atomic(struct urdma_engine *eng, struct urdma_qp *qp,
 				     wqe->atomic.rkey, IB_ACCESS_REMOTE_ATOMIC,
 				     &status);
 	if (!target)
-		return status;
+		return status == URDMA_WC_ODP_WAIT ? -EBUSY : status;
 	/* Atomic against the CPUs and every other engine thread. */
 	if (wqe->opcode == URDMA_WQE_ATOMIC_CMP_SWP)
 		s->atomic_orig = cmpxchg64(target, wqe->atomic.compare_add,
@@ -479,7 +493,7 @@ static int urdma_exec_atomic_write(struct urdma_engine *eng,
 
 	if (ret == IB_WC_SUCCESS)
 		*byte_len = 8;
-	return ret;
+	return ret == URDMA_WC_ODP_WAIT ? -EBUSY : ret;
 }
 
 static int urdma_exec_flush(struct urdma_engine *eng, struct urdma_qp *qp,
@@ -547,6 +561,8 @@ enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 		return URDMA_EXEC_DONE;
 	}
 	*status = urdma_exec_gather(eng, qp, &nsrc, &len);
+	if (*status == URDMA_WC_ODP_WAIT)
+		return URDMA_EXEC_FAULT;
 	if (*status)
 		return URDMA_EXEC_DONE;
 
@@ -587,6 +603,8 @@ enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 		ret = urdma_exec_op(eng, qp, &peer, nsrc, len, byte_len);
 	if (ret == -EAGAIN)
 		return URDMA_EXEC_RNR;
+	if (ret == -EBUSY)
+		return URDMA_EXEC_FAULT;
 	if (ret == IB_WC_REM_ACCESS_ERR || ret == IB_WC_REM_INV_REQ_ERR)
 		urdma_qp_set_error(peer.qp);
 	*status = ret;

@@ -57,6 +57,8 @@ struct urdma_peer {
  * @grh: UD: the 40 bytes that go first into the receive buffer
  * @ex: immediate data (big-endian) or invalidated rkey, per @cqe_flags
  * @rc: the sender is told of receiver errors, and waits on RNR
+ * @invalidate: SEND_WITH_INV on the local path: invalidate @ex when the
+ *	message is sure to land (urdma_recv_msg())
  * @srq: XRC: the SRQ the message names; NULL: the QP's own RQ or SRQ
  */
 struct urdma_msg {
@@ -72,13 +74,23 @@ struct urdma_msg {
 	u8 sl;
 	bool solicited;
 	bool rc;
+	bool invalidate;
 	struct urdma_srq *srq;
 };
+
+/*
+ * Not a completion status: the pages of an ODP MR are being faulted in,
+ * and the WQE or packet waits for them (a u8 status's -EAGAIN).
+ */
+#define URDMA_WC_ODP_WAIT	0xff
+/* ... and looks again this often (the work item that faults wakes it too). */
+#define URDMA_ODP_WAIT_NS	(50 * NSEC_PER_USEC)
 
 /* What executing a WQE came to. */
 enum urdma_exec_result {
 	URDMA_EXEC_DONE,	/* retire it with the status given */
 	URDMA_EXEC_RNR,		/* responder had no receive WQE: wait */
+	URDMA_EXEC_FAULT,	/* ODP pages are being faulted in: wait */
 	URDMA_EXEC_NO_PEER,	/* nobody answered: transport retry */
 	URDMA_EXEC_DEFER,	/* too big for a kick: the thread runs it */
 };
@@ -167,10 +179,11 @@ u8 urdma_lkey_sgl(struct urdma_dev *udev, u32 pdn,
 		  int access, struct urdma_sg *sg, int *nsg, u64 *len);
 bool urdma_rkey_sg(const struct urdma_peer *peer, u32 rkey, u64 va,
 		   u64 len, int access, struct urdma_sg *sg);
-bool urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
-		int nsrc, u64 len);
-bool urdma_tx_copy(struct urdma_tx *tx, struct urdma_sg *src, int nsrc,
-		   u32 len);
+int urdma_sgl_ready(const struct urdma_sg *sg, int n, u64 len, bool write);
+int urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
+	       int nsrc, u64 len);
+int urdma_tx_copy(struct urdma_tx *tx, struct urdma_sg *src, int nsrc,
+		  u32 len);
 void urdma_sgl_skip(struct urdma_sg *sg, int n, u32 skip);
 bool urdma_invalidate(const struct urdma_qp *qp, u32 pdn, u32 key,
 		      bool remote);

@@ -248,7 +248,9 @@ u32 urdma_mcast_deliver(struct urdma_engine *eng, struct urdma_dev *udev,
 		if (!urdma_ud_qkey_ok(qps[i], qkey) ||
 		    !urdma_state_receives(READ_ONCE(qps[i]->attr.qp_state)))
 			continue;
-		if (urdma_recv_msg(eng, qps[i], udev, m) != -EMSGSIZE)
+		int ret = urdma_recv_msg(eng, qps[i], udev, m);
+
+		if (ret != -EMSGSIZE && ret != -EBUSY)
 			got++;
 	}
 	return got;

@@ -26,7 +26,39 @@ static void *urdma_sg_kva(const struct urdma_sg *sg, u32 off, u32 want,
 		*contig = want;
 		return (void *)(uintptr_t)(sg->va + off);
 	}
+	if (sg->mr->odp)
+		return urdma_odp_kva(sg->mr, sg->va + off, want, contig);
 	return urdma_mtt_translate(&sg->mr->mtt, sg->va + off, want, contig);
+}
+
+/**
+ * urdma_sgl_ready - are the pages of the first @len bytes of @sg there?
+ * @sg: a scatter list; @n: its entries
+ * @len: the bytes about to be copied
+ * @write: the engine writes them
+ *
+ * Only ODP MRs can lack pages.  The missing ones are asked for (odp.c);
+ * those found stay until the pass ends.  A copy checks both its sides
+ * before it copies a byte, so that it happens whole or not at all.
+ *
+ * Return: 0; -EAGAIN: pages are being faulted in, try again later;
+ * -EFAULT: they cannot be.
+ */
+int urdma_sgl_ready(const struct urdma_sg *sg, int n, u64 len, bool write)
+{
+	int i, ret;
+
+	for (i = 0; i < n && len; i++) {
+		u64 k = min_t(u64, len, sg[i].len);
+
+		if (k && !sg[i].kva && sg[i].mr->odp) {
+			ret = urdma_odp_ready(sg[i].mr, sg[i].va, k, write);
+			if (ret)
+				return ret;
+		}
+		len -= k;
+	}
+	return 0;
 }
 
 static bool urdma_mr_in_bounds(const struct urdma_mr *mr, u64 va, u64 len)
@@ -165,15 +197,21 @@ bool urdma_rkey_sg(const struct urdma_peer *peer, u32 rkey, u64 va,
 
 /*
  * Copy @len bytes from @src to @dst; both were resolved and are long
- * enough.  Return: false if they were not after all (a bug; warned once):
- * then part of @dst was not written, and must not be sent or completed.
+ * enough.  Return: 0; -EAGAIN or -EFAULT from urdma_sgl_ready(), and
+ * nothing was copied; or -EIO if they were not long enough after all (a
+ * bug; warned once): then part of @dst was not written, and must not be
+ * sent or completed.
  */
-bool urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
-		int nsrc, u64 len)
+int urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
+	       int nsrc, u64 len)
 {
 	u32 doff = 0, soff = 0, since_resched = 0;
-	int di = 0, si = 0;
+	int di = 0, si = 0, ret;
 
+	ret = urdma_sgl_ready(dst, ndst, len, true) ?:
+	      urdma_sgl_ready(src, nsrc, len, false);
+	if (ret)
+		return ret;
 	while (len) {
 		u32 want, dc, sc, n;
 		void *d, *s;
@@ -187,13 +225,13 @@ bool urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
 			soff = 0;
 		}
 		if (WARN_ON_ONCE(di == ndst || si == nsrc))
-			return false;
+			return -EIO;
 		want = min3((u64)(dst[di].len - doff), (u64)(src[si].len - soff),
 			    len);
 		d = urdma_sg_kva(&dst[di], doff, want, &dc);
 		s = urdma_sg_kva(&src[si], soff, want, &sc);
 		if (WARN_ON_ONCE(!d || !s))
-			return false;
+			return -EIO;
 		n = min(dc, sc);
 		memcpy(d, s, n);
 		doff += n;
@@ -205,23 +243,23 @@ bool urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
 			cond_resched();
 		}
 	}
-	return true;
+	return 0;
 }
 
 /*
- * Copy @len bytes of @src into packet @tx's payload.  Return: false if
- * urdma_copy() failed; @tx is freed then, never sent with a payload that
+ * Copy @len bytes of @src into packet @tx's payload.  Return: 0, or
+ * urdma_copy()'s error; @tx is freed then, never sent with a payload that
  * was not written.
  */
-bool urdma_tx_copy(struct urdma_tx *tx, struct urdma_sg *src, int nsrc,
-		   u32 len)
+int urdma_tx_copy(struct urdma_tx *tx, struct urdma_sg *src, int nsrc,
+		  u32 len)
 {
 	struct urdma_sg dst = { .kva = tx->payload, .len = len };
+	int ret = urdma_copy(&dst, 1, src, nsrc, len);
 
-	if (urdma_copy(&dst, 1, src, nsrc, len))
-		return true;
-	kfree_skb(tx->skb);
-	return false;
+	if (ret)
+		kfree_skb(tx->skb);
+	return ret;
 }
 
 /* Drop the first @skip bytes of a scatter list (they were written). */
@@ -399,6 +437,16 @@ u64 *urdma_atomic_target(const struct urdma_peer *peer, u64 va, u32 rkey,
 		return NULL;
 	}
 	if (!urdma_rkey_sg(peer, rkey, va, 8, access, &sg)) {
+		*status = IB_WC_REM_ACCESS_ERR;
+		return NULL;
+	}
+	switch (urdma_sgl_ready(&sg, 1, 8, true)) {
+	case 0:
+		break;
+	case -EAGAIN:
+		*status = URDMA_WC_ODP_WAIT;
+		return NULL;
+	default:
 		*status = IB_WC_REM_ACCESS_ERR;
 		return NULL;
 	}

@@ -28,11 +28,16 @@
 /* The multicast QPN (IBTA 10.5.2.4); never a QP's number. */
 #define URDMA_MCAST_QPN		URDMA_MAX_QPN
 #define URDMA_GSI_QPN		1
+/*
+ * IB_ACCESS_ON_DEMAND says nothing about a QP, but rdma-core's ODP tests
+ * give it to their QPs too (mlx5 ignores it there): accepted and ignored.
+ */
 #define URDMA_QP_ACCESS		(IB_ACCESS_LOCAL_WRITE | \
 				 IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | \
 				 IB_ACCESS_REMOTE_ATOMIC | \
 				 IB_ACCESS_MW_BIND | URDMA_ACCESS_FLUSH | \
+				 (URDMA_HAVE_ODP ? IB_ACCESS_ON_DEMAND : 0) | \
 				 URDMA_QP_ACCESS_IGNORED)
 
 /* The stride a send WQE with these capacities needs. */

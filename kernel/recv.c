@@ -32,6 +32,115 @@ static u64 urdma_rwqe_room(const struct urdma_scratch *s, u32 max_sge)
 	return room;
 }
 
+/* A receive queue: a QP's RQ or an SRQ, and where its indexes are. */
+struct urdma_rq_ref {
+	struct urdma_ring *ring;
+	spinlock_t *lock;	/* the queue's: srq->lock or qp->rq_lock */
+	u32 *cons;
+	u32 *db_cons;
+	u32 *db_prod;
+	struct urdma_srq *srq;
+};
+
+static int urdma_rq_ref(struct urdma_qp *qp, struct urdma_srq *srq,
+			struct urdma_rq_ref *rq, u32 *max_sge)
+{
+	rq->srq = srq;
+	if (srq) {
+		struct urdma_srq_db *db = srq->db.kva;
+
+		rq->ring = &srq->ring;
+		rq->lock = &srq->lock;
+		rq->cons = &srq->cons;
+		rq->db_cons = &db->cons;
+		rq->db_prod = &db->prod;
+		*max_sge = srq->max_sge;
+	} else {
+		struct urdma_qp_db *db = qp->db.kva;
+
+		rq->ring = &qp->rq;
+		rq->lock = &qp->rq_lock;
+		rq->cons = &qp->rq_cons;
+		rq->db_cons = &db->rq_cons;
+		rq->db_prod = &db->rq_prod;
+		*max_sge = qp->cap.max_recv_sge;
+		if (!rq->ring->nent)	/* XRC: a message that names no SRQ */
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Copy the receive WQE at the head of @rq into the scratch area, and leave
+ * it there: *@slot is its index, for urdma_rq_commit().  Return: as for
+ * urdma_take_recv().
+ */
+static int urdma_rq_peek(struct urdma_engine *eng, struct urdma_rq_ref *rq,
+			 u32 max_sge, u64 need, u32 *slot)
+{
+	struct urdma_scratch *s = eng->scratch;
+	unsigned long flags;
+	int ret = 0;
+	u32 prod;
+
+	spin_lock_irqsave(rq->lock, flags);
+	/* Pairs with the poster's release: WQEs before the index. */
+	prod = smp_load_acquire(rq->db_prod);
+	*slot = *rq->cons;
+	if (prod == *slot) {
+		ret = -EAGAIN;
+	} else if (prod - *slot > rq->ring->nent) {
+		ret = -EINVAL;
+	} else {
+		memcpy(s->rwqe.raw, urdma_ring_entry(rq->ring, *slot),
+		       rq->ring->stride);
+		if (need && s->rwqe.hdr.num_sge <= max_sge &&
+		    urdma_rwqe_room(s, max_sge) < need)
+			ret = -EMSGSIZE;
+	}
+	spin_unlock_irqrestore(rq->lock, flags);
+	return ret;
+}
+
+/*
+ * Take the WQE urdma_rq_peek() copied from @slot.  Return: false if it is
+ * gone: another engine took it (an SRQ, or a UD QP's RQ, has many senders).
+ */
+static bool urdma_rq_commit(struct urdma_rq_ref *rq, u32 slot)
+{
+	struct urdma_srq *srq = rq->srq;
+	bool limit_event = false;
+	unsigned long flags;
+	u32 prod;
+
+	spin_lock_irqsave(rq->lock, flags);
+	if (*rq->cons != slot) {
+		spin_unlock_irqrestore(rq->lock, flags);
+		return false;
+	}
+	(*rq->cons)++;
+	/* The copy is taken: the slot may be reused. */
+	smp_store_release(rq->db_cons, *rq->cons);
+	/* Only a count (for the limit event): no WQE is read behind it. */
+	prod = READ_ONCE(*rq->db_prod);
+	if (srq && srq->limit && prod - *rq->cons < srq->limit) {
+		srq->limit = 0;
+		limit_event = true;
+	}
+	spin_unlock_irqrestore(rq->lock, flags);
+
+	if (limit_event && srq->ibsrq.event_handler) {
+		struct ib_event ev = {
+			.device = srq->ibsrq.device,
+			.element.srq = &srq->ibsrq,
+			.event = IB_EVENT_SRQ_LIMIT_REACHED,
+		};
+
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+	}
+	return true;
+}
+
 /**
  * urdma_take_recv - take the next receive WQE of @qp (its RQ or an SRQ)
  * @eng: the engine; the WQE is copied into its scratch area
@@ -51,69 +160,15 @@ static u64 urdma_rwqe_room(const struct urdma_scratch *s, u32 max_sge)
 int urdma_take_recv(struct urdma_engine *eng, struct urdma_qp *qp,
 		    struct urdma_srq *srq, u32 *max_sge, u64 need)
 {
-	struct urdma_scratch *s = eng->scratch;
-	struct urdma_ring *ring;
-	spinlock_t *lock;	/* the queue's: srq->lock or qp->rq_lock */
-	u32 *cons, *db_cons, *db_prod, prod;
-	bool limit_event = false;
-	unsigned long flags;
-	int ret = 0;
+	struct urdma_rq_ref rq;
+	u32 slot;
+	int ret;
 
-	if (srq) {
-		struct urdma_srq_db *db = srq->db.kva;
-
-		ring = &srq->ring;
-		lock = &srq->lock;
-		cons = &srq->cons;
-		db_cons = &db->cons;
-		db_prod = &db->prod;
-		*max_sge = srq->max_sge;
-	} else {
-		struct urdma_qp_db *db = qp->db.kva;
-
-		ring = &qp->rq;
-		lock = &qp->rq_lock;
-		cons = &qp->rq_cons;
-		db_cons = &db->rq_cons;
-		db_prod = &db->rq_prod;
-		*max_sge = qp->cap.max_recv_sge;
-		if (!ring->nent)	/* XRC: a message that names no SRQ */
-			return -EINVAL;
-	}
-	spin_lock_irqsave(lock, flags);
-	/* Pairs with the poster's release: WQEs before the index. */
-	prod = smp_load_acquire(db_prod);
-
-	if (prod == *cons) {
-		ret = -EAGAIN;
-	} else if (prod - *cons > ring->nent) {
-		ret = -EINVAL;
-	} else {
-		memcpy(s->rwqe.raw, urdma_ring_entry(ring, *cons),
-		       ring->stride);
-		if (need && s->rwqe.hdr.num_sge <= *max_sge &&
-		    urdma_rwqe_room(s, *max_sge) < need) {
-			spin_unlock_irqrestore(lock, flags);
-			return -EMSGSIZE;
-		}
-		(*cons)++;
-		/* The copy is taken: the slot may be reused. */
-		smp_store_release(db_cons, *cons);
-		if (srq && srq->limit && prod - *cons < srq->limit) {
-			srq->limit = 0;
-			limit_event = true;
-		}
-	}
-	spin_unlock_irqrestore(lock, flags);
-
-	if (limit_event && srq->ibsrq.event_handler) {
-		struct ib_event ev = {
-			.device = srq->ibsrq.device,
-			.element.srq = &srq->ibsrq,
-			.event = IB_EVENT_SRQ_LIMIT_REACHED,
-		};
-
-		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+	ret = urdma_rq_ref(qp, srq, &rq, max_sge);
+	while (!ret) {
+		ret = urdma_rq_peek(eng, &rq, *max_sge, need, &slot);
+		if (!ret && urdma_rq_commit(&rq, slot))
+			break;
 	}
 	return ret;
 }
@@ -164,9 +219,14 @@ void urdma_build_grh(u8 *grh, const struct urdma_av *av, u32 len)
  * @rdev: its device
  * @m: the message: SEND*, or the immediate of RDMA_WRITE_WITH_IMM
  *
+ * The receive WQE is taken only once the message can land whole: when the
+ * pages of an ODP receive buffer (or of the data, on the local path) are
+ * not there yet, it stays in its queue and the message waits.
+ *
  * Return: the requester's status (RC only; unreliable senders do not
- * learn of the receiver's errors), -EAGAIN for an RNR NAK, or -EMSGSIZE
- * for a UD message dropped because the receive WQE could not hold it.
+ * learn of the receiver's errors), -EAGAIN for an RNR NAK, -EMSGSIZE for
+ * a UD message dropped because the receive WQE could not hold it, or
+ * -EBUSY while ODP pages are faulted in (nothing was taken or written).
  */
 int urdma_recv_msg(struct urdma_engine *eng, struct urdma_qp *rqp,
 		   struct urdma_dev *rdev, const struct urdma_msg *m)
@@ -178,14 +238,20 @@ int urdma_recv_msg(struct urdma_engine *eng, struct urdma_qp *rqp,
 	struct urdma_srq *srq = m->srq ?: urdma_qp_srq(rqp);
 	/* An XRC SRQ's PD checks its WQEs' keys (its QP has none). */
 	u32 pdn = m->srq ? m->srq->pdn : urdma_qp_pdn(rqp);
+	u64 data = m->src ? m->len : 0;
+	bool invalidated = false;
 	struct urdma_sg *dst = s->dst;
-	u32 max_sge, num_sge;
+	u32 max_sge, num_sge, slot;
+	struct urdma_rq_ref rq;
 	int ndst, ret;
 	u64 room;
 	u8 status;
 
-	ret = urdma_take_recv(eng, rqp, srq, &max_sge,
-			      m->grh ? hdr + m->len : 0);
+	ret = urdma_rq_ref(rqp, srq, &rq, &max_sge);
+again:
+	if (!ret)
+		ret = urdma_rq_peek(eng, &rq, max_sge,
+				    m->grh ? hdr + m->len : 0, &slot);
 	if (ret == -EMSGSIZE)
 		return ret;	/* UD: dropped */
 	if (ret == -EAGAIN)
@@ -202,23 +268,37 @@ int urdma_recv_msg(struct urdma_engine *eng, struct urdma_qp *rqp,
 	num_sge = s->rwqe.hdr.num_sge;
 	if (num_sge > max_sge || s->rwqe.hdr.reserved_48 ||
 	    s->rwqe.hdr.reserved_50 || s->rwqe.hdr.reserved_60) {
-		cqe.status = IB_WC_LOC_QP_OP_ERR;
-		urdma_complete_recv(eng, rqp, srq, &cqe, false);
-		return m->rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;
+		status = IB_WC_LOC_QP_OP_ERR;
+		goto fail;
 	}
-
 	status = urdma_lkey_sgl(rdev, pdn, sge, num_sge,
 				IB_ACCESS_LOCAL_WRITE, dst, &ndst, &room);
-	if (status) {
-		cqe.status = status;
-		urdma_complete_recv(eng, rqp, srq, &cqe, false);
-		return m->rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;
+	if (status)
+		goto fail;
+	if (hdr + data > room) {
+		status = IB_WC_LOC_LEN_ERR;
+		goto fail;
 	}
-	if (hdr + (m->src ? m->len : 0) > room) {
-		cqe.status = IB_WC_LOC_LEN_ERR;
-		urdma_complete_recv(eng, rqp, srq, &cqe, false);
-		return m->rc ? IB_WC_REM_INV_REQ_ERR : IB_WC_SUCCESS;
+	/* Every page it writes or reads, before the WQE is taken. */
+	ret = urdma_sgl_ready(dst, ndst, hdr + data, true) ?:
+	      urdma_sgl_ready(m->src, m->nsrc, data, false);
+	if (ret == -EAGAIN)
+		return -EBUSY;
+	if (ret) {
+		status = IB_WC_LOC_PROT_ERR;
+		goto fail;
 	}
+	/*
+	 * SEND_WITH_INV (local path): its key goes now that the message
+	 * lands whole, once; a bad key leaves the WQE where it is.
+	 */
+	if (m->invalidate && !invalidated) {
+		if (!urdma_invalidate(rqp, pdn, m->ex, true))
+			return IB_WC_REM_INV_REQ_ERR;
+		invalidated = true;
+	}
+	if (!urdma_rq_commit(&rq, slot))
+		goto again;	/* another engine took it */
 
 	if (m->grh) {
 		struct urdma_sg grh = { .kva = (void *)m->grh,
@@ -238,6 +318,19 @@ int urdma_recv_msg(struct urdma_engine *eng, struct urdma_qp *rqp,
 	cqe.ex = m->ex;
 	urdma_complete_recv(eng, rqp, srq, &cqe, m->solicited);
 	return IB_WC_SUCCESS;
+
+fail:
+	/* The WQE completes with the receiver's error. */
+	if (!urdma_rq_commit(&rq, slot)) {
+		ret = 0;
+		goto again;
+	}
+	cqe.status = status;
+	urdma_complete_recv(eng, rqp, srq, &cqe, false);
+	if (!m->rc)
+		return IB_WC_SUCCESS;
+	return status == IB_WC_LOC_LEN_ERR ? IB_WC_REM_INV_REQ_ERR :
+					     IB_WC_REM_OP_ERR;
 }
 
 /* A message on the local path: from the WQE in the scratch area. */
@@ -272,6 +365,7 @@ int urdma_deliver(struct urdma_engine *eng, struct urdma_qp *qp,
 	} else if (wqe->opcode == URDMA_WQE_SEND_INV) {
 		m.cqe_flags = URDMA_CQE_INV;
 		m.ex = wqe->ex;
+		m.invalidate = true;
 	}
 	ret = urdma_recv_msg(eng, peer->qp, peer->dev, &m);
 	return ret == -EMSGSIZE ? IB_WC_SUCCESS : ret;	/* UD: lost */

@@ -93,7 +93,11 @@ static bool urdma_qp_wait(struct urdma_engine *eng, struct urdma_qp *qp,
 		qp->retry_left = qp->attr.retry_cnt;
 		qp->tries_set = true;
 	}
-	if (why == URDMA_EXEC_RNR) {
+	if (why == URDMA_EXEC_FAULT) {
+		/* Not a retry: the pages come; the work item wakes us too. */
+		urdma_count(eng, URDMA_CNT_ODP_WAITS);
+		ns = URDMA_ODP_WAIT_NS;
+	} else if (why == URDMA_EXEC_RNR) {
 		urdma_count(eng, URDMA_CNT_RNR_WAITS);
 		if (!urdma_retry_spend(&qp->rnr_left, qp->rnr_left ==
 				       URDMA_RNR_RETRY_FOREVER))

@@ -91,7 +91,7 @@ u8 urdma_ud_xmit(struct urdma_engine *eng, struct urdma_qp *qp,
 	deth->sqp = cpu_to_be32(FIELD_PREP(URDMA_DETH_SQP, qp->ibqp.qp_num));
 	if (imm)
 		memcpy(urdma_tx_hdr(&tx, URDMA_H_IMM), &wqe->ex, 4);
-	if (len && !urdma_tx_copy(&tx, eng->scratch->src, nsrc, len)) {
+	if (len && urdma_tx_copy(&tx, eng->scratch->src, nsrc, len)) {
 		urdma_count(eng, URDMA_CNT_TX_ERRS);
 		return IB_WC_LOC_QP_OP_ERR;
 	}
@@ -160,6 +160,7 @@ static bool urdma_rx_ud(struct urdma_engine *eng, struct urdma_qp *qp,
 	struct urdma_sg src;
 	struct urdma_msg m;
 	u32 qkey;
+	int ret;
 
 	if (!urdma_is_ud(qp) || !urdma_ud_len_ok(eng->udev, pkt->paylen))
 		return false;
@@ -170,8 +171,9 @@ static bool urdma_rx_ud(struct urdma_engine *eng, struct urdma_qp *qp,
 	 * No receive WQE, or one too small: UD drops the message (IBTA
 	 * 9.8.3); the QP carries on.
 	 */
-	return urdma_recv_msg(eng, qp, to_udev(qp->ibqp.device), &m) !=
-	       -EMSGSIZE;
+	ret = urdma_recv_msg(eng, qp, to_udev(qp->ibqp.device), &m);
+	/* (-EBUSY: its ODP receive buffer is being faulted in.) */
+	return ret != -EMSGSIZE && ret != -EBUSY;
 }
 
 /* A UD packet to a multicast group: every attached QP of the device. */

@@ -101,6 +101,7 @@ struct urdma_wire_resp {
 	u8 ack_syn;
 	u32 ack_psn;
 	bool in_send;		/* a SEND message is under way */
+	bool rwqe_held;		/* @rwqe waits for its first packet again */
 	bool in_write;		/* a WRITE message is under way */
 	bool drop_msg;		/* UC: skip to the next FIRST or ONLY */
 	u32 msg_off;

@@ -192,14 +192,19 @@ static struct urdma_inflight *urdma_req_find(struct urdma_qp *qp, u32 psn)
 	return f && !f->done ? f : NULL;
 }
 
-/* Place response bytes at @off of the WQE's local buffers. */
-static bool urdma_req_place(struct urdma_engine *eng, struct urdma_qp *qp,
-			    struct urdma_inflight *f, u32 off, const void *data,
-			    u32 len)
+/*
+ * Place response bytes at @off of the WQE's local buffers.  Return: 0;
+ * -EIO: the WQE failed (f->done); -EAGAIN: its ODP pages went away since
+ * the request was sent and are faulted in again: the response is dropped,
+ * and asked for again (a READ's gap, or the timeout).
+ */
+static int urdma_req_place(struct urdma_engine *eng, struct urdma_qp *qp,
+			   struct urdma_inflight *f, u32 off, const void *data,
+			   u32 len)
 {
 	struct urdma_scratch *s = eng->scratch;
 	struct urdma_sg src = { .kva = (void *)data, .len = len };
-	int nsg;
+	int nsg, ret;
 	u64 total;
 	u8 status;
 
@@ -208,11 +213,18 @@ static bool urdma_req_place(struct urdma_engine *eng, struct urdma_qp *qp,
 	if (status || (u64)off + len > total) {
 		f->status = status ? status : IB_WC_LOC_LEN_ERR;
 		f->done = true;
-		return false;
+		return -EIO;
 	}
 	urdma_sgl_skip(s->src, nsg, off);
-	urdma_copy(s->src, nsg, &src, 1, len);
-	return true;
+	ret = urdma_copy(s->src, nsg, &src, 1, len);
+	if (ret == -EAGAIN)
+		return ret;
+	if (ret) {
+		f->status = IB_WC_LOC_PROT_ERR;
+		f->done = true;
+		return -EIO;
+	}
+	return 0;
 }
 
 static void urdma_req_read_resp(struct urdma_engine *eng, struct urdma_qp *qp,
@@ -257,7 +269,7 @@ static void urdma_req_read_resp(struct urdma_engine *eng, struct urdma_qp *qp,
 		return;
 	}
 	if (pkt->paylen &&
-	    !urdma_req_place(eng, qp, f, off, pkt->payload, pkt->paylen))
+	    urdma_req_place(eng, qp, f, off, pkt->payload, pkt->paylen))
 		return;
 	f->got++;
 	/*
@@ -278,11 +290,15 @@ static void urdma_req_atomic_ack(struct urdma_engine *eng, struct urdma_qp *qp,
 	const struct urdma_atmack *ack = urdma_pkt_hdr(pkt, URDMA_H_ATMACK);
 	struct urdma_inflight *f = urdma_req_find(qp, pkt->psn);
 	u64 orig = be64_to_cpu(ack->orig);
+	int ret;
 
 	if (!f || !urdma_wop(urdma_slot_wqe(f)->opcode, URDMA_WOP_RD) ||
 	    urdma_slot_wqe(f)->opcode == URDMA_WQE_RDMA_READ)
 		return;
-	if (urdma_req_place(eng, qp, f, 0, &orig, sizeof(orig)))
+	ret = urdma_req_place(eng, qp, f, 0, &orig, sizeof(orig));
+	if (ret == -EAGAIN)
+		return;	/* sent again: the responder answers from its cache */
+	if (!ret)
 		f->done = true;
 	urdma_req_acked(eng, qp, pkt->psn);
 }

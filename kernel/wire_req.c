@@ -234,6 +234,18 @@ static u8 urdma_req_data_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 	pay = min(f->len - w->req.off, f->mtu);
 	if (pay > urdma_qp_mtu(qp))
 		return IB_WC_LOC_QP_OP_ERR;
+	if (pay) {
+		/* Its ODP pages, there until the pass ends (or asked for). */
+		urdma_sgl_skip(s->src, nsrc, w->req.off);
+		switch (urdma_sgl_ready(s->src, nsrc, pay, false)) {
+		case 0:
+			break;
+		case -EAGAIN:
+			return URDMA_WC_ODP_WAIT;
+		default:
+			return IB_WC_LOC_PROT_ERR;
+		}
+	}
 	*last = w->req.off + pay >= f->len;
 	opcode = urdma_req_opcode(wqe->opcode, first, *last);
 	/*
@@ -263,11 +275,8 @@ static u8 urdma_req_data_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 
 		memcpy(urdma_tx_hdr(tx, URDMA_H_IETH), &rkey, 4);
 	}
-	if (pay) {
-		urdma_sgl_skip(s->src, nsrc, w->req.off);
-		if (!urdma_tx_copy(tx, s->src, nsrc, pay))
-			return IB_WC_LOC_QP_OP_ERR;
-	}
+	if (pay && urdma_tx_copy(tx, s->src, nsrc, pay))
+		return IB_WC_LOC_QP_OP_ERR;
 	w->req.off += pay;
 	w->req.psn = urdma_psn_add(psn, 1);
 	*built = true;
@@ -275,10 +284,40 @@ static u8 urdma_req_data_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 }
 
 /*
+ * The local buffers a READ or an atomic writes its answer into: their ODP
+ * pages are asked for before the request goes, so that the answer finds
+ * them.  Return: 0, URDMA_WC_ODP_WAIT, or the status that ends the WQE.
+ */
+static u8 urdma_req_dst_ready(struct urdma_engine *eng, struct urdma_qp *qp,
+			      struct urdma_inflight *f)
+{
+	struct urdma_scratch *s = eng->scratch;
+	int nsg;
+	u64 len;
+
+	if (!(urdma_wqe_op(urdma_slot_wqe(f)->opcode)->local_access &
+	      IB_ACCESS_LOCAL_WRITE))
+		return 0;
+	memcpy(s->swqe.raw, f->wqe, qp->sq.stride);
+	/* A bad key is the answer's to find (urdma_req_place()). */
+	if (urdma_wqe_gather(eng, qp, IB_ACCESS_LOCAL_WRITE, &nsg, &len))
+		return 0;
+	switch (urdma_sgl_ready(s->src, nsg, len, true)) {
+	case 0:
+		return 0;
+	case -EAGAIN:
+		return URDMA_WC_ODP_WAIT;
+	default:
+		return IB_WC_LOC_PROT_ERR;
+	}
+}
+
+/*
  * Send the next packet of in-flight WQE @f at w->req.off.  Return: 0, or the
  * local completion status that ends the WQE: its memory went bad, or the
  * path MTU fell below the size it was cut into (the WQE fails rather than
- * send a packet the path cannot carry).
+ * send a packet the path cannot carry).  A packet whose ODP pages are not
+ * there yet is not sent: the requester pauses (*@dropped) and tries again.
  */
 static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 			struct urdma_inflight *f, bool *wqe_sent, bool *dropped)
@@ -296,13 +335,22 @@ static u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 	/* Checked by urdma_wqe_valid() when it was copied; still, in range. */
 	build = op < URDMA_WQE_NUM_OPCODES ? urdma_req_builders[op] : NULL;
 	if (build) {
-		built = build(qp, f, &tx);
+		status = urdma_req_dst_ready(eng, qp, f);
+		built = !status && build(qp, f, &tx);
 		last = true;
 	} else {
 		status = urdma_req_data_pkt(eng, qp, f, &tx, &built, &last);
-		if (status)
-			return status;
 	}
+	if (status == URDMA_WC_ODP_WAIT) {
+		urdma_count(eng, URDMA_CNT_ODP_WAITS);
+		w->req.rnr_wait = true;
+		w->req.resume_at = ktime_add_ns(ktime_get(),
+						URDMA_ODP_WAIT_NS);
+		*dropped = true;
+		return 0;
+	}
+	if (status)
+		return status;
 	if (!built)
 		return 0;
 	*wqe_sent = last;

@@ -91,9 +91,10 @@ static void urdma_resp_nak(struct urdma_engine *eng, struct urdma_qp *qp,
 			   u32 psn, u8 code)
 {
 	struct urdma_wire *w = qp->wire;
-	bool in_send = w->resp.in_send;
+	bool in_send = w->resp.in_send || w->resp.rwqe_held;
 
 	w->resp.in_send = false;
+	w->resp.rwqe_held = false;
 	w->resp.in_write = false;
 	if (!urdma_is_reliable(qp)) {
 		w->resp.drop_msg = true;
@@ -123,7 +124,8 @@ static int urdma_resp_send(struct urdma_engine *eng, struct urdma_qp *qp,
 	u64 room;
 	u8 status;
 
-	if (pkt->flags & URDMA_PF_FIRST) {
+	/* A first packet sent again after an ODP wait finds its WQE held. */
+	if ((pkt->flags & URDMA_PF_FIRST) && !w->resp.rwqe_held) {
 		ret = urdma_take_recv(eng, qp, srq, &max_sge, 0);
 		if (ret == -EAGAIN)
 			return -EAGAIN;		/* RNR */
@@ -136,6 +138,9 @@ static int urdma_resp_send(struct urdma_engine *eng, struct urdma_qp *qp,
 			cqe.status = IB_WC_LOC_QP_OP_ERR;
 			goto complete;
 		}
+	}
+	if (pkt->flags & URDMA_PF_FIRST) {
+		w->resp.rwqe_held = false;
 		w->resp.msg_off = 0;
 		w->resp.in_send = true;
 	}
@@ -152,7 +157,19 @@ static int urdma_resp_send(struct urdma_engine *eng, struct urdma_qp *qp,
 	}
 	if (pkt->paylen) {
 		urdma_sgl_skip(s->dst, nsg, w->resp.msg_off);
-		urdma_copy(s->dst, nsg, &src, 1, pkt->paylen);
+		ret = urdma_copy(s->dst, nsg, &src, 1, pkt->paylen);
+		if (ret == -EAGAIN) {
+			/* ODP pages come: an RNR NAK, and the WQE is kept. */
+			if (pkt->flags & URDMA_PF_FIRST) {
+				w->resp.in_send = false;
+				w->resp.rwqe_held = true;
+			}
+			return -EAGAIN;
+		}
+		if (ret) {
+			cqe.status = IB_WC_LOC_PROT_ERR;
+			goto complete;
+		}
 	}
 	w->resp.msg_off += pkt->paylen;
 	if (!(pkt->flags & URDMA_PF_LAST))
@@ -186,7 +203,10 @@ complete:
 	return -EINVAL;
 }
 
-/* A WRITE packet.  Return: 0, or a NAK code. */
+/*
+ * A WRITE packet.  Return: 0, a NAK code, or -EAGAIN (an RNR NAK) while
+ * ODP pages are faulted in; nothing was written then.
+ */
 static int urdma_resp_write(struct urdma_engine *eng, struct urdma_qp *qp,
 			    const struct urdma_pkt *pkt)
 {
@@ -195,6 +215,7 @@ static int urdma_resp_write(struct urdma_engine *eng, struct urdma_qp *qp,
 				.len = pkt->paylen };
 	struct urdma_peer peer;
 	struct urdma_sg dst;
+	int ret;
 
 	if (pkt->flags & URDMA_PF_FIRST) {
 		const struct urdma_reth *reth = urdma_pkt_hdr(pkt,
@@ -219,7 +240,11 @@ static int urdma_resp_write(struct urdma_engine *eng, struct urdma_qp *qp,
 		if (!urdma_rkey_sg(&peer, w->resp.wr_rkey, w->resp.wr_va + w->resp.msg_off,
 				   pkt->paylen, IB_ACCESS_REMOTE_WRITE, &dst))
 			return URDMA_NAK_REM_ACCESS;
-		urdma_copy(&dst, 1, &src, 1, pkt->paylen);
+		ret = urdma_copy(&dst, 1, &src, 1, pkt->paylen);
+		if (ret == -EAGAIN)
+			return -EAGAIN;	/* ODP pages come: RNR NAK */
+		if (ret)
+			return URDMA_NAK_REM_ACCESS;
 	} else if ((pkt->flags & URDMA_PF_FIRST) && w->resp.wr_len) {
 		return URDMA_NAK_INV_REQ;
 	}
@@ -315,6 +340,9 @@ static int urdma_resp_rd(struct urdma_engine *eng, struct urdma_qp *qp,
 		if (len && !urdma_rkey_sg(&peer, rkey, va, len,
 					  IB_ACCESS_REMOTE_READ, &sg))
 			return URDMA_NAK_REM_ACCESS;
+		/* ODP pages are asked for now; the responses wait for them. */
+		if (len && urdma_sgl_ready(&sg, 1, len, false) == -EFAULT)
+			return URDMA_NAK_REM_ACCESS;
 		r = urdma_res_new(qp);
 		r->psn = pkt->psn;
 		r->npsn = urdma_msg_npsn(URDMA_WQE_RDMA_READ, len, r->mtu);
@@ -335,6 +363,8 @@ static int urdma_resp_rd(struct urdma_engine *eng, struct urdma_qp *qp,
 		target = urdma_atomic_target(&peer, be64_to_cpu(a->va),
 					     be32_to_cpu(a->rkey),
 					     IB_ACCESS_REMOTE_ATOMIC, &status);
+		if (!target && status == URDMA_WC_ODP_WAIT)
+			return -EAGAIN;	/* RNR NAK */
 		if (!target)
 			return status == IB_WC_REM_ACCESS_ERR ?
 			       URDMA_NAK_REM_ACCESS : URDMA_NAK_INV_REQ;
@@ -384,7 +414,7 @@ int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp)
 {
 	struct urdma_wire *w = qp->wire;
 	struct urdma_peer peer;
-	int sent = 0;
+	int sent = 0, ret;
 	u32 i;
 
 	for (i = 0; i < w->resp.nres && sent < URDMA_WIRE_BUDGET; i++) {
@@ -413,9 +443,14 @@ int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp)
 			     first ? URDMA_OP_READ_RESP_FIRST :
 			     last ? URDMA_OP_READ_RESP_LAST :
 				    URDMA_OP_READ_RESP_MIDDLE;
+			ret = 0;
 			if (pay && !urdma_rkey_sg(&peer, r->rkey, r->va + r->off,
 						  pay, IB_ACCESS_REMOTE_READ,
-						  &src)) {
+						  &src))
+				ret = -EFAULT;
+			else if (pay)
+				ret = urdma_sgl_ready(&src, 1, pay, false);
+			if (ret == -EFAULT) {
 				/* The memory went away under the READ. */
 				r->busy = false;
 				urdma_send_ack(eng, qp,
@@ -423,13 +458,16 @@ int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp)
 					       psn);
 				break;
 			}
+			/* ODP pages on their way: a later pass goes on. */
+			if (ret == -EAGAIN)
+				return sent;
 			if (urdma_wire_pkt(qp, op, psn, pay, false, false, &tx))
 				return sent;
 			/* The READ counts as a message at its last response. */
 			if (urdma_opcodes[tx.opcode].flags & URDMA_PF_AETH)
 				urdma_put_aeth(&tx, urdma_syn_ack(),
 					       last ? r->msn : r->msn - 1);
-			if (pay && !urdma_tx_copy(&tx, &src, 1, pay)) {
+			if (pay && urdma_tx_copy(&tx, &src, 1, pay)) {
 				r->busy = false;
 				urdma_send_ack(eng, qp,
 					       urdma_syn_nak(URDMA_NAK_REM_OP),
@@ -482,6 +520,8 @@ static u8 urdma_resp_flush_or_atomic_write(struct urdma_qp *qp,
 		status = urdma_atomic_write(&peer, va, rkey, value);
 	}
 	switch (status) {
+	case URDMA_WC_ODP_WAIT:
+		return -EAGAIN;		/* RNR NAK */
 	case IB_WC_SUCCESS:
 		/*
 		 * Answered, in order with the READs, by a READ response of
@@ -620,16 +660,21 @@ static int urdma_resp_recv(struct urdma_engine *eng, struct urdma_qp *qp,
 	return urdma_recv_msg(eng, qp, to_udev(qp->ibqp.device), &m);
 }
 
-/* No receive WQE for the packet: an RNR NAK (RC), or the message is lost. */
+/*
+ * No receive WQE for the packet, or ODP pages it needs are faulted in: an
+ * RNR NAK (RC), or the message is lost.  @placed: a WRITE's data landed
+ * before (WRITE_WITH_IMM found no receive WQE).
+ */
 static void urdma_resp_rnr(struct urdma_engine *eng, struct urdma_qp *qp,
-			   const struct urdma_pkt *pkt)
+			   const struct urdma_pkt *pkt, bool placed)
 {
 	struct urdma_wire *w = qp->wire;
 
 	if (pkt->flags & URDMA_PF_WRITE) {
 		/* The retry brings this packet again: undo it. */
 		w->resp.in_write = !(pkt->flags & URDMA_PF_FIRST);
-		w->resp.msg_off -= pkt->paylen;
+		if (placed)
+			w->resp.msg_off -= pkt->paylen;
 	}
 	if (!urdma_is_reliable(qp)) {
 		w->resp.drop_msg = true;
@@ -682,28 +727,33 @@ static void urdma_resp_exec(struct urdma_engine *eng, struct urdma_qp *qp,
 	struct urdma_wire *w = qp->wire;
 	int ret;
 
-	if (pkt->flags & (URDMA_PF_READ | URDMA_PF_ATOMIC)) {
+	if (pkt->flags & (URDMA_PF_READ | URDMA_PF_ATOMIC))
 		ret = urdma_resp_rd(eng, qp, pkt);
-		if (ret)
-			urdma_resp_nak(eng, qp, pkt->psn, ret);
-		return;
-	}
-	if (urdma_pkt_is_flush_or_atomic_write(pkt)) {
+	else if (urdma_pkt_is_flush_or_atomic_write(pkt))
 		ret = urdma_resp_flush_or_atomic_write(qp, pkt);
-		if (ret)
+	else
+		ret = INT_MAX;	/* SEND or WRITE: below */
+	if (ret != INT_MAX) {
+		if (ret == -EAGAIN)
+			urdma_resp_rnr(eng, qp, pkt, false);
+		else if (ret)
 			urdma_resp_nak(eng, qp, pkt->psn, ret);
 		return;
 	}
 	if (pkt->flags & URDMA_PF_WRITE) {
 		ret = urdma_resp_write(eng, qp, pkt);
+		if (ret == -EAGAIN) {
+			urdma_resp_rnr(eng, qp, pkt, false);
+			return;
+		}
 		if (ret) {
 			urdma_resp_nak(eng, qp, pkt->psn, ret);
 			return;
 		}
 	}
 	ret = urdma_resp_recv(eng, qp, pkt);
-	if (ret == -EAGAIN) {
-		urdma_resp_rnr(eng, qp, pkt);
+	if (ret == -EAGAIN || ret == -EBUSY) {
+		urdma_resp_rnr(eng, qp, pkt, true);
 		return;
 	}
 	if (ret) {

@@ -25,6 +25,7 @@ static const struct verbs_match_ent urdma_table[] = {
 };
 
 static const struct verbs_context_ops urdma_ctx_ops = {
+	.advise_mr = ibv_cmd_advise_mr,
 	.alloc_mw = urdma_alloc_mw,
 	.alloc_parent_domain = urdma_alloc_parent_domain,
 	.alloc_pd = urdma_alloc_pd,
