@@ -153,15 +153,17 @@ def engines_table(t, out):
                    f"{ratio(two, one)} |")
 
 
-def xrc_table(t, out):
-    out.append("| path | RC | XRC | XRC/RC |")
+def beside_rc_table(t, out, test, name):
+    """urdma's 64 KiB write_bw under perftest option @name beside RC."""
+    out.append(f"| path | RC | {name} | {name}/RC |")
     out.append("|---|---:|---:|---:|")
     for path in ("local", "wire"):
         rc = t.bw("urdma", path, "write_bw", 65536)
-        xrc = t.bw("urdma", path, "write_bw_xrc", 65536)
-        if rc is None and xrc is None:
+        other = t.bw("urdma", path, test, 65536)
+        if rc is None and other is None:
             continue
-        out.append(f"| {path} | {fmt(rc)} | {fmt(xrc)} | {ratio(xrc, rc)} |")
+        out.append(f"| {path} | {fmt(rc)} | {fmt(other)} | "
+                   f"{ratio(other, rc)} |")
 
 
 # The clients section (bench/clients.sh): (test, field, what, unit,
@@ -369,6 +371,11 @@ def check(path):
             r.get("dev") == "urdma" and not r.get("error")]
     print(("ok" if rate else "not ok") +
           f" - bench: results.json holds {len(rate)} urdma message-rate runs")
+    for test, what in (("write_bw_xrc", "XRC"), ("write_bw_odp", "ODP")):
+        n = sum(1 for r in recs if r.get("dev") == "urdma" and
+                r.get("test") == test and not r.get("error"))
+        print(("ok" if n else "not ok") +
+              f" - bench: results.json holds {n} urdma {what} runs")
     idle = [r for r in recs if r.get("test") == "engine_cpu"]
     print(("ok" if idle else "not ok") +
           " - bench: the engine's idle CPU use was measured")
@@ -438,7 +445,12 @@ def main():
     out += ["", "## XRC (urdma, 64 KiB ib_write_bw, MB/s)", "",
             "perftest's `-c XRC` beside its RC run, on the local path and "
             "on the wire path (rxe and siw have no XRC).", ""]
-    xrc_table(t, out)
+    beside_rc_table(t, out, "write_bw_xrc", "XRC")
+    out += ["", "## On-demand paging (urdma, 64 KiB ib_write_bw, MB/s)", "",
+            "perftest's `--odp` (both sides' buffers are ODP MRs, faulted "
+            "in by the first WRITEs) beside the same run on pinned MRs. "
+            "Target: within 10% (ODP/RC at least 0.90).", ""]
+    beside_rc_table(t, out, "write_bw_odp", "ODP")
     out += ["", "## Clients", "",
             "Real clients (bench/clients.sh) on each device and on their own "
             "TCP transport, server and client in this guest (TCP crosses "

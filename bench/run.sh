@@ -342,6 +342,13 @@ for key in urdma/local urdma/wire; do
 	PERF_TEST=write_bw_xrc PERF_EXTRA="-c XRC" \
 		perf3 "$key" ib_write_bw 65536 1 "$(bw_iters "$key" 65536)"
 done
+# ODP beside pinned: the same WRITEs between ODP MRs (perftest --odp).
+say "== urdma with ODP MRs (perftest --odp)"
+for key in urdma/local urdma/wire; do
+	[[ " ${KEYS[*]} " == *" $key "* ]] || continue
+	PERF_TEST=write_bw_odp PERF_EXTRA="--odp" \
+		perf3 "$key" ib_write_bw 65536 1 "$(bw_iters "$key" 65536)"
+done
 engine_idle_cpu || { say "no engine threads found"; FAILS=$((FAILS + 1)); }
 
 # Engine threads: urdma again with engines=2 (a module parameter), on the
