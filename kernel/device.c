@@ -112,6 +112,7 @@ void urdma_fill_device_attr(struct ib_device_attr *attr)
 	attr->timestamp_mask = U64_MAX;
 	attr->local_ca_ack_delay = URDMA_LOCAL_ACK_DELAY;
 	attr->max_fast_reg_page_list_len = URDMA_MAX_FAST_REG_PAGES;
+	attr->max_dm_size = URDMA_MAX_DM_SIZE;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	urdma_odp_caps(attr);
 }
@@ -306,6 +307,7 @@ static const struct ib_device_ops urdma_dev_ops = {
 
 	.alloc_hw_port_stats = urdma_alloc_hw_port_stats,
 	.alloc_mr = urdma_alloc_mr,
+	.alloc_dm = urdma_alloc_dm,
 	.alloc_mw = urdma_alloc_mw,
 #if URDMA_HAVE_ODP
 	.advise_mr = urdma_advise_mr,
@@ -324,6 +326,7 @@ static const struct ib_device_ops urdma_dev_ops = {
 	.dealloc_pd = urdma_dealloc_pd,
 	.dealloc_ucontext = urdma_dealloc_ucontext,
 	.dealloc_xrcd = urdma_dealloc_xrcd,
+	.dealloc_dm = urdma_dealloc_dm,
 	.dereg_mr = urdma_dereg_mr,
 	.destroy_ah = urdma_destroy_ah,
 	.destroy_cq = urdma_destroy_cq,
@@ -352,6 +355,7 @@ static const struct ib_device_ops urdma_dev_ops = {
 	.query_port = urdma_query_port,
 	.query_qp = urdma_query_qp,
 	.query_srq = urdma_query_srq,
+	.reg_dm_mr = urdma_reg_dm_mr,
 	.reg_user_mr = urdma_reg_user_mr,
 	.reg_user_mr_dmabuf = urdma_reg_user_mr_dmabuf,
 	.req_notify_cq = urdma_req_notify_cq,
@@ -425,6 +429,7 @@ struct urdma_dev *urdma_dev_create(const char *name, struct net_device *ndev)
 	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid,
 			    ndev->dev_addr);
 	ib_set_device_ops(ibdev, &urdma_dev_ops);
+	ibdev->driver_def = urdma_uapi_defs;
 	/* Zero-WR posts are how user space kicks a sleeping engine. */
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |

@@ -380,7 +380,8 @@ static struct ib_mr *urdma_mr_finish(struct urdma_dev *udev,
 	mr->ibmr.page_size = BIT(mr->mtt.block_shift);
 	urdma_dbg_dev(udev, "mr %#x: %s, %llu bytes, %u blocks of %lu\n",
 		      mr->mem.key,
-		      mr->dmabuf ? "dma-buf" : mr->odp ? "on demand" : "pinned",
+		      mr->dmabuf ? "dma-buf" : mr->odp ? "on demand" :
+		      mr->mem.type == URDMA_MEM_DM ? "device memory" : "pinned",
 		      length,
 		      mr->mtt.nents, BIT(mr->mtt.block_shift));
 	return &mr->ibmr;
@@ -429,6 +430,54 @@ struct ib_mr *urdma_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 }
 
 /*
+ * An MTT over @length bytes of virtually contiguous kernel memory at
+ * @kaddr (a vmap, vmalloc memory), known by @iova: block i is simply the
+ * address where byte (base + i * PAGE_SIZE - iova) of the range is.
+ */
+static int urdma_mtt_from_kva(struct urdma_mtt *mtt, u64 kaddr, u64 iova,
+			      u64 length)
+{
+	u32 i;
+
+	mtt->iova = iova;
+	mtt->length = length;
+	mtt->block_shift = PAGE_SHIFT;
+	mtt->base = iova & PAGE_MASK;
+	mtt->nents = DIV_ROUND_UP(iova - mtt->base + length, PAGE_SIZE);
+	if (!mtt->nents)
+		return 0;
+	mtt->pas = kvcalloc(mtt->nents, sizeof(*mtt->pas), GFP_KERNEL);
+	if (!mtt->pas)
+		return -ENOMEM;
+	kaddr -= iova - mtt->base;
+	for (i = 0; i < mtt->nents; i++)
+		mtt->pas[i] = kaddr + ((u64)i << PAGE_SHIFT);
+	return 0;
+}
+
+/**
+ * urdma_reg_kva_mr - an MR over kernel memory that stays put
+ * @ibpd: its PD
+ * @type: its enum urdma_mem_type (URDMA_MEM_DM)
+ * @access: IB_ACCESS_*, checked here
+ * @kaddr: @length: the memory, virtually contiguous
+ *
+ * Zero based: the MR's address 0 is @kaddr.  Return: the MR or an ERR_PTR.
+ */
+struct ib_mr *urdma_reg_kva_mr(struct ib_pd *ibpd, u32 type, int access,
+			       u64 kaddr, u64 length)
+{
+	struct urdma_mr *mr;
+	int ret;
+
+	mr = urdma_mr_alloc(ibpd, type, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	ret = urdma_mtt_from_kva(&mr->mtt, kaddr, 0, length);
+	return urdma_mr_finish(to_udev(ibpd->device), mr, ret, 0, length);
+}
+
+/*
  * dma-buf MRs.  ib_umem_dmabuf_get_pinned() maps the buffer for the
  * device's DMA device, and a software device has none.  The engine reads
  * and writes with the CPU, and the CPU's way into a dma-buf is its
@@ -443,16 +492,14 @@ struct ib_mr *urdma_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
  * The MR holds the buffer, the attachment and the vmap until it is
  * deregistered, so closing the fd does not end it.
  *
- * The vmap is virtually contiguous, so block i of the MTT is simply the
- * address where byte (base + i * PAGE_SIZE - iova) of the range is mapped.
+ * The vmap is virtually contiguous: urdma_mtt_from_kva().
  */
 static int urdma_mr_map_dmabuf(struct urdma_mr *mr, struct device *dev,
 			       u64 offset, u64 length, u64 iova, int fd)
 {
 	struct urdma_mtt *mtt = &mr->mtt;
 	struct dma_buf *dmabuf;
-	u64 end, iova_end, kaddr;
-	u32 i;
+	u64 end, iova_end;
 	int ret;
 
 	if (!length || length > URDMA_MAX_MR_SIZE ||
@@ -484,18 +531,10 @@ static int urdma_mr_map_dmabuf(struct urdma_mr *mr, struct device *dev,
 	if (mr->dmabuf_map.is_iomem)
 		goto err_vunmap;
 
-	mtt->iova = iova;
-	mtt->length = length;
-	mtt->block_shift = PAGE_SHIFT;
-	mtt->base = iova & PAGE_MASK;
-	mtt->nents = DIV_ROUND_UP(iova - mtt->base + length, PAGE_SIZE);
-	mtt->pas = kvcalloc(mtt->nents, sizeof(*mtt->pas), GFP_KERNEL);
-	ret = -ENOMEM;
-	if (!mtt->pas)
+	ret = urdma_mtt_from_kva(mtt, (uintptr_t)mr->dmabuf_map.vaddr + offset,
+				 iova, length);
+	if (ret)
 		goto err_vunmap;
-	kaddr = (uintptr_t)mr->dmabuf_map.vaddr + offset - (iova - mtt->base);
-	for (i = 0; i < mtt->nents; i++)
-		mtt->pas[i] = kaddr + ((u64)i << PAGE_SHIFT);
 	mr->dmabuf = dmabuf;
 	return 0;
 

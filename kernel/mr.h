@@ -35,6 +35,7 @@ static inline u8 urdma_key_variant(u32 key)
 enum urdma_mem_type {
 	URDMA_MEM_USER,		/* reg_user_mr: pinned user memory */
 	URDMA_MEM_DMABUF,	/* reg_user_mr_dmabuf: a dma-buf, vmap'd */
+	URDMA_MEM_DM,		/* reg_dm_mr: device memory (dm.c) */
 	URDMA_MEM_DMA,		/* get_dma_mr: all kernel memory */
 	URDMA_MEM_FRMR,		/* alloc_mr: a page list set by map_mr_sg */
 	URDMA_MEM_MW,		/* a memory window */

@@ -62,6 +62,9 @@ enum urdma_limits {
 
 #define URDMA_MAX_SRQN		(BIT(24) - 1)	/* 24 bits, as in an XRCETH */
 #define URDMA_MAX_MR_SIZE	BIT_ULL(40)
+/* Device memory (dm.c): an allocation, and all of a device's together. */
+#define URDMA_MAX_DM_SIZE	SZ_256K
+#define URDMA_MAX_DM_TOTAL	SZ_16M
 #define URDMA_MAX_MSG_SIZE	BIT(31)
 #define URDMA_PAGE_SIZE_CAP	(SZ_4K | SZ_2M | SZ_1G)
 #define URDMA_DEFAULT_PKEY	0xffff
@@ -100,6 +103,7 @@ enum urdma_limits {
  *		and SRQ serial (struct urdma_srq @serial).
  * @nr_mw:	memory windows in existence, checked against URDMA_MAX_MW.
  * @odp_faults:	ODP page faults resolved (URDMA_CNT_ODP_FAULTS).
+ * @dm_bytes:	device memory allocated (URDMA_MAX_DM_TOTAL).
  * @id:		module-wide device id (main.c's registry), 0 if none.
  * @engines:	@num_engines engine threads (@engines_alloc allocated).
  * @state_page:	the engines' state, mapped read-only into user contexts.
@@ -128,6 +132,7 @@ struct urdma_dev {
 	atomic64_t qp_serials;
 	atomic_t nr_mw;
 	atomic64_t odp_faults;
+	atomic64_t dm_bytes;
 	u32 id;
 	struct urdma_engine *engines;
 	unsigned int num_engines;
@@ -148,6 +153,15 @@ struct urdma_dev {
  * @ranges:	pinned rings and doorbell pages (struct urdma_urange).
  * @state_entry: the mmap entry of the engine state page.
  */
+/*
+ * What a context's mmap offsets name: the engine state page (@dm_kva
+ * NULL), or device memory (dm.c).
+ */
+struct urdma_mmap_entry {
+	struct rdma_user_mmap_entry rdma;
+	void *dm_kva;
+};
+
 struct urdma_ucontext {
 	struct ib_ucontext ibucontext;
 	struct mutex mem_lock;		/* see above */
@@ -533,6 +547,19 @@ int urdma_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 int urdma_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 int urdma_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int urdma_dealloc_mw(struct ib_mw *ibmw);
+struct ib_mr *urdma_reg_kva_mr(struct ib_pd *ibpd, u32 type, int access,
+			       u64 kaddr, u64 length);
+
+/* dm.c */
+struct ib_dm *urdma_alloc_dm(struct ib_device *ibdev,
+			     struct ib_ucontext *ibuctx,
+			     struct ib_dm_alloc_attr *attr,
+			     struct uverbs_attr_bundle *attrs);
+int urdma_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs);
+struct ib_mr *urdma_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
+			      struct ib_dm_mr_attr *attr,
+			      struct uverbs_attr_bundle *attrs);
+extern const struct uapi_definition urdma_uapi_defs[];
 
 /* odp.c */
 #if URDMA_HAVE_ODP

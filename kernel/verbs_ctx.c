@@ -2,6 +2,8 @@
 /*
  * Verbs: user contexts and protection domains.
  */
+#include <linux/vmalloc.h>
+
 #include "urdma.h"
 #include "../uapi/rdma/urdma-abi.h"
 
@@ -11,6 +13,7 @@ int urdma_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 	struct urdma_ucontext *uctx = to_uctx(ibuctx);
 	struct urdma_dev *udev = to_udev(ibuctx->device);
 	struct urdma_alloc_ucontext_cmd cmd;
+	struct urdma_mmap_entry *state;
 	int ret;
 
 	/* An empty command is an old provider; that is fine. */
@@ -24,17 +27,18 @@ int urdma_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 	uctx->ranges = RB_ROOT_CACHED;
 
 	/* The engine state page, for doorbell elision. */
-	uctx->state_entry = kzalloc(sizeof(*uctx->state_entry), GFP_KERNEL);
-	if (!uctx->state_entry) {
+	state = kzalloc(sizeof(*state), GFP_KERNEL);
+	if (!state) {
 		ret = -ENOMEM;
 		goto err_mutex;
 	}
-	ret = rdma_user_mmap_entry_insert(ibuctx, uctx->state_entry,
+	ret = rdma_user_mmap_entry_insert(ibuctx, &state->rdma,
 					  URDMA_ENGINE_PAGE_SIZE);
 	if (ret) {
-		kfree(uctx->state_entry);
+		kfree(state);
 		goto err_mutex;
 	}
+	uctx->state_entry = &state->rdma;
 	resp.num_engines = udev->num_engines;
 	resp.engine_mmap_offset =
 		rdma_user_mmap_get_offset(uctx->state_entry);
@@ -83,17 +87,24 @@ void urdma_disassociate_ucontext(struct ib_ucontext *ibuctx)
 {
 }
 
-/* Map the engine state page, read-only; the only mmap urdma offers. */
+/*
+ * Map the engine state page, read-only, or device memory (dm.c), read and
+ * write, no more of it than there is (remap_vmalloc_range() checks).
+ */
 int urdma_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma)
 {
 	struct urdma_dev *udev = to_udev(ibuctx->device);
 	struct rdma_user_mmap_entry *entry;
+	struct urdma_mmap_entry *e;
 	int ret;
 
 	entry = rdma_user_mmap_entry_get(ibuctx, vma);
 	if (!entry)
 		return -EINVAL;
-	if (entry != to_uctx(ibuctx)->state_entry) {
+	e = container_of(entry, struct urdma_mmap_entry, rdma);
+	if (e->dm_kva) {
+		ret = remap_vmalloc_range(vma, e->dm_kva, 0);
+	} else if (entry != to_uctx(ibuctx)->state_entry) {
 		ret = -EINVAL;
 	} else if (vma->vm_flags & VM_WRITE) {
 		ret = -EPERM;
@@ -105,9 +116,15 @@ int urdma_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma)
 	return ret;
 }
 
+/* An entry is gone and unused: device memory goes with it. */
 void urdma_mmap_free(struct rdma_user_mmap_entry *entry)
 {
-	kfree(entry);
+	struct urdma_mmap_entry *e = container_of(entry,
+						  struct urdma_mmap_entry,
+						  rdma);
+
+	vfree(e->dm_kva);
+	kfree(e);
 }
 
 int urdma_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)

@@ -40,6 +40,15 @@ enum {
 	URDMA_DEVICE_CAP_ERR_QPS = 1 << 1,
 };
 
+/*
+ * Device memory (ibv_alloc_dm): the driver attribute of the DM_ALLOC method
+ * that gives the mmap offset of the memory (UVERBS_ID_NS_SHIFT is 12: the
+ * first id of the driver's namespace).
+ */
+enum {
+	URDMA_ATTR_ALLOC_DM_MMAP_OFFSET = 1U << 12,	/* __u64, out */
+};
+
 struct urdma_alloc_ucontext_cmd {
 	__u32 comp_mask;	/* must be 0 */
 	__u32 reserved_20;
