@@ -298,6 +298,12 @@ struct ibv_pd *urdma_alloc_pd(struct ibv_context *ibvctx);
 int urdma_dealloc_pd(struct ibv_pd *ibvpd);
 struct ibv_pd *urdma_alloc_parent_domain(struct ibv_context *ibvctx,
 					 struct ibv_parent_domain_init_attr *attr);
+struct ibv_dm *urdma_alloc_dm(struct ibv_context *ctx,
+			      struct ibv_alloc_dm_attr *attr);
+int urdma_free_dm(struct ibv_dm *ibdm);
+struct ibv_mr *urdma_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
+			       uint64_t dm_offset, size_t length,
+			       unsigned int access);
 struct ibv_mr *urdma_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
 int urdma_query_rt_values(struct ibv_context *ibvctx,
