@@ -10,6 +10,7 @@
 # Tests: rc uc ud srq (ibv_*_pingpong), rc6 ud6 (the same over IPv6: the
 # NICs' link-local GIDs), write_bw read_bw send_bw atomic_bw
 # write_lat read_lat send_lat atomic_lat (perftest, TCP exchange),
+# write_bw_odp read_bw_odp send_bw_odp (the same, urdma's MRs on demand),
 # write_bw_R send_lat_R (perftest -R: rdma_cm, GSI over the wire), rping,
 # xfer (urdma_xfer: 16 MiB of WRITE, ATOMIC_WRITE, READ, FETCH_ADD and
 # SEND over rdma_cm, every byte and fetched value checked, and an rxe
@@ -337,17 +338,22 @@ for t in "${TESTS[@]}"; do
 		[[ $t == ud* ]] && args+=(-s 512)
 		side "$name" ' iters in ' "$prog" "${args[@]}" -- "$PEER"
 		;;
-	*_bw | *_lat | *_R | *_xrc)
+	*_bw | *_lat | *_R | *_xrc | *_odp)
 		# _xrc: perftest over XRC (-c XRC), between urdma devices.
+		# _odp: urdma's side registers ODP MRs (--odp; rxe has none),
+		# so the wire meets its page faults: RNR NAKs, stalled sends.
 		tool=ib_${t%_R}
 		tool=${tool%_xrc}
+		tool=${tool%_odp}
 		args=(-d "$DEV" -x "$GIDIDX" -p "$port" -n "$ITERS" -F)
 		[[ $t == atomic_* ]] || args+=(-s "$([[ $t == *_bw* ]] && echo 65536 || echo 64)")
 		[[ $t == *_R ]] && args+=(-R)
 		[[ $t == *_xrc ]] && args+=(-c XRC)
+		[[ $t == *_odp && $KIND == urdma ]] && args+=(--odp)
 		name=$tool
 		[[ $t == *_R ]] && name+=" -R"
 		[[ $t == *_xrc ]] && name+=" -c XRC"
+		[[ $t == *_odp ]] && name+=" (urdma: --odp)"
 		okre='^[[:space:]]*[0-9]+[[:space:]]+[0-9]+[[:space:]]+([0-9]|inf|-?nan)'
 		# The passive side of a READ or atomic latency test prints no row.
 		[[ $ROLE == server && $t == @(read|atomic)_lat* ]] && okre='remote address'
