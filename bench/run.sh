@@ -335,19 +335,15 @@ say "== urdma/local: $MANY_QPS QPs against 1"
 n=$(bw_iters urdma/local 65536)
 perf3 urdma/local ib_write_bw 65536 "$MANY_QPS" $((n / MANY_QPS > 16 ? n / MANY_QPS : 16))
 perf urdma/local ib_write_bw 65536 4 "$n"
-# XRC beside RC: the same 64 KiB WRITEs through an XRC_SEND QP.
-say "== urdma over XRC (perftest -c XRC)"
-for key in urdma/local urdma/wire; do
-	[[ " ${KEYS[*]} " == *" $key "* ]] || continue
-	PERF_TEST=write_bw_xrc PERF_EXTRA="-c XRC" \
-		perf3 "$key" ib_write_bw 65536 1 "$(bw_iters "$key" 65536)"
-done
-# ODP beside pinned: the same WRITEs between ODP MRs (perftest --odp).
-say "== urdma with ODP MRs (perftest --odp)"
-for key in urdma/local urdma/wire; do
-	[[ " ${KEYS[*]} " == *" $key "* ]] || continue
-	PERF_TEST=write_bw_odp PERF_EXTRA="--odp" \
-		perf3 "$key" ib_write_bw 65536 1 "$(bw_iters "$key" 65536)"
+# XRC and ODP beside RC: the same 64 KiB WRITEs through an XRC_SEND QP
+# (perftest -c XRC), and between ODP MRs (--odp).
+for variant in "write_bw_xrc:-c XRC" "write_bw_odp:--odp"; do
+	say "== urdma with perftest ${variant#*:}"
+	for key in urdma/local urdma/wire; do
+		[[ " ${KEYS[*]} " == *" $key "* ]] || continue
+		PERF_TEST=${variant%%:*} PERF_EXTRA=${variant#*:} \
+			perf3 "$key" ib_write_bw 65536 1 "$(bw_iters "$key" 65536)"
+	done
 done
 engine_idle_cpu || { say "no engine threads found"; FAILS=$((FAILS + 1)); }
 

@@ -75,6 +75,14 @@ long long hw_counter(const std::string &name)
 	return f >> v ? v : -1;
 }
 
+// Two untouched ODP buffers of one size, each with its MR: the
+// responder's (remote) and the requester's (back).
+struct OdpBuffers {
+	explicit OdpBuffers(size_t len) : remote(len), back(len) {}
+	Anon remote, back;
+	Mr rmr, bmr;
+};
+
 class OdpTest : public DataTest {
 protected:
 	void SetUp() override
@@ -95,6 +103,16 @@ protected:
 	}
 
 	void make_rc(QpPair *p) { ASSERT_NO_FATAL_FAILURE(make_pair(p, {})); }
+
+	// An RC pair in *@p, and the MRs of *@b.
+	void prepare(QpPair *p, OdpBuffers *b)
+	{
+		ASSERT_NO_FATAL_FAILURE(make_rc(p));
+		ASSERT_TRUE(b->remote.data() && b->back.data());
+		b->rmr = odp_mr(b->remote);
+		b->bmr = odp_mr(b->back);
+		ASSERT_TRUE(b->rmr && b->bmr) << strerror(errno);
+	}
 
 	// One RDMA WRITE or READ of @len bytes from a, expected to succeed.
 	void rdma(const QpPair &p, ibv_wr_opcode op, ibv_sge local,
@@ -133,12 +151,11 @@ TEST_F(OdpTest, CapsAreReported)
 TEST_F(OdpTest, WriteAndReadFaultPagesIn)
 {
 	QpPair p;
-	ASSERT_NO_FATAL_FAILURE(make_rc(&p));
 	const size_t len = 256 * 1024;
-	Anon remote(len), back(len);
-	ASSERT_TRUE(remote.data() && back.data());
-	Mr rmr = odp_mr(remote), bmr = odp_mr(back);
-	ASSERT_TRUE(rmr && bmr) << strerror(errno);
+	OdpBuffers bufs(len);
+	ASSERT_NO_FATAL_FAILURE(prepare(&p, &bufs));
+	Anon &remote = bufs.remote, &back = bufs.back;
+	Mr &rmr = bufs.rmr, &bmr = bufs.bmr;
 	EXPECT_EQ(resident_pages(remote.data(), len), 0u);
 	Region src = region(len);
 	ASSERT_TRUE(src) << strerror(errno);
@@ -324,12 +341,11 @@ TEST_F(OdpTest, ImplicitMrCoversTheAddressSpace)
 TEST_F(OdpTest, InvalidationFollowsTheMappings)
 {
 	QpPair p;
-	ASSERT_NO_FATAL_FAILURE(make_rc(&p));
 	const size_t len = 16 * kPage;
-	Anon remote(len), back(len);
-	ASSERT_TRUE(remote.data() && back.data());
-	Mr rmr = odp_mr(remote), bmr = odp_mr(back);
-	ASSERT_TRUE(rmr && bmr) << strerror(errno);
+	OdpBuffers bufs(len);
+	ASSERT_NO_FATAL_FAILURE(prepare(&p, &bufs));
+	Anon &remote = bufs.remote, &back = bufs.back;
+	Mr &rmr = bufs.rmr, &bmr = bufs.bmr;
 	ibv_sge all{ back.addr(), uint32_t(len), bmr->lkey };
 
 	fill_pattern(remote.data(), len, 21);
@@ -456,12 +472,11 @@ TEST_F(OdpTest, ForkCopyOnWrite)
 TEST_F(OdpTest, InvalidationRacesWithTraffic)
 {
 	QpPair p;
-	ASSERT_NO_FATAL_FAILURE(make_rc(&p));
 	const size_t len = 64 * 1024;
-	Anon remote(len), back(len);
-	ASSERT_TRUE(remote.data() && back.data());
-	Mr rmr = odp_mr(remote), bmr = odp_mr(back);
-	ASSERT_TRUE(rmr && bmr) << strerror(errno);
+	OdpBuffers bufs(len);
+	ASSERT_NO_FATAL_FAILURE(prepare(&p, &bufs));
+	Anon &remote = bufs.remote, &back = bufs.back;
+	Mr &rmr = bufs.rmr, &bmr = bufs.bmr;
 	Region src = region(len);
 	ASSERT_TRUE(src) << strerror(errno);
 	fill_pattern(src.data(), len, 41);
