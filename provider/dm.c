@@ -112,25 +112,3 @@ int urdma_free_dm(struct ibv_dm *ibdm)
 	free(dm);
 	return 0;
 }
-
-struct ibv_mr *urdma_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
-			       uint64_t dm_offset, size_t length,
-			       unsigned int access)
-{
-	struct verbs_mr *vmr;
-	int err;
-
-	vmr = calloc(1, sizeof(*vmr));
-	if (!vmr) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	err = ibv_cmd_reg_dm_mr(pd, &to_udm(ibdm)->vdm, dm_offset, length,
-				access, vmr, NULL);
-	if (err) {
-		free(vmr);
-		errno = err;
-		return NULL;
-	}
-	return &vmr->ibv_mr;
-}

@@ -204,6 +204,24 @@ struct ibv_mr *urdma_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 	return urdma_reg_result(vmr, err);
 }
 
+/* An MR on device memory (dm.c): zero based, as the core requires. */
+struct ibv_mr *urdma_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
+			       uint64_t dm_offset, size_t length,
+			       unsigned int access)
+{
+	struct verbs_dm *vdm = container_of(ibdm, struct verbs_dm, dm);
+	struct verbs_mr *vmr;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return urdma_reg_result(vmr, ibv_cmd_reg_dm_mr(pd, vdm, dm_offset,
+						       length, access, vmr,
+						       NULL));
+}
+
 int urdma_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		   void *addr, size_t length, int access)
 {
