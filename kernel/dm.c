@@ -2,7 +2,7 @@
 /*
  * Device memory (ibv_alloc_dm, ibv_reg_dm_mr).  A hardware adapter's is
  * on-chip memory that the host maps through a BAR; urdma's is kernel
- * memory (vmalloc_user()) that the process maps through the context's
+ * memory (zeroed pages, vmap()ed) that the process maps through the context's
  * file, at the offset the DM_ALLOC method returns in its driver attribute
  * URDMA_ATTR_ALLOC_DM_MMAP_OFFSET.  liburdma's memcpy_to_dm and
  * memcpy_from_dm copy through that mapping; an MR on it (zero based, as the
@@ -34,6 +34,50 @@ static struct urdma_dm *to_udm(struct ib_dm *ibdm)
 	return container_of(ibdm, struct urdma_dm, ibdm);
 }
 
+/* The entry's memory and its kernel mapping (urdma_mmap_free() too). */
+void urdma_dm_free_pages(struct urdma_mmap_entry *e)
+{
+	u32 i;
+
+	if (!e->dm_pages)
+		return;
+	vunmap(e->dm_kva);
+	/* Pages a process still maps keep their reference until it unmaps. */
+	for (i = 0; i < e->dm_npages; i++)
+		if (e->dm_pages[i])
+			__free_page(e->dm_pages[i]);
+	kvfree(e->dm_pages);
+	e->dm_pages = NULL;
+	e->dm_kva = NULL;
+}
+
+/*
+ * Zeroed pages, charged to the caller's memory cgroup (they can outlive
+ * the DM in its mappings), mapped contiguously for the engine.
+ */
+static int urdma_dm_alloc_pages(struct urdma_mmap_entry *e, u32 n)
+{
+	u32 i;
+
+	e->dm_pages = kvcalloc(n, sizeof(*e->dm_pages), GFP_KERNEL_ACCOUNT);
+	if (!e->dm_pages)
+		return -ENOMEM;
+	e->dm_npages = n;
+	for (i = 0; i < n; i++) {
+		e->dm_pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!e->dm_pages[i])
+			goto err;
+	}
+	e->dm_kva = vmap(e->dm_pages, n, VM_MAP, PAGE_KERNEL);
+	if (e->dm_kva)
+		return 0;
+err:
+	e->dm_kva = NULL;
+	/* vunmap(NULL) is a no-op. */
+	urdma_dm_free_pages(e);
+	return -ENOMEM;
+}
+
 struct ib_dm *urdma_alloc_dm(struct ib_device *ibdev,
 			     struct ib_ucontext *ibuctx,
 			     struct ib_dm_alloc_attr *attr,
@@ -61,12 +105,12 @@ struct ib_dm *urdma_alloc_dm(struct ib_device *ibdev,
 	e = kzalloc(sizeof(*e), GFP_KERNEL);
 	if (!dm || !e)
 		goto err_free;
-	e->dm_kva = vmalloc_user(bytes);
-	if (!e->dm_kva)
+	ret = urdma_dm_alloc_pages(e, bytes >> PAGE_SHIFT);
+	if (ret)
 		goto err_free;
 	ret = rdma_user_mmap_entry_insert(ibuctx, &e->rdma, bytes);
 	if (ret)
-		goto err_vfree;
+		goto err_pages;
 	dm->entry = e;
 	dm->bytes = bytes;
 	off = rdma_user_mmap_get_offset(&e->rdma);
@@ -80,8 +124,8 @@ struct ib_dm *urdma_alloc_dm(struct ib_device *ibdev,
 	}
 	return &dm->ibdm;
 
-err_vfree:
-	vfree(e->dm_kva);
+err_pages:
+	urdma_dm_free_pages(e);
 err_free:
 	kfree(e);
 	kfree(dm);

@@ -477,7 +477,8 @@ static int urdma_exec_atomic(struct urdma_engine *eng, struct urdma_qp *qp,
 	else
 		s->atomic_orig = atomic64_fetch_add(wqe->atomic.compare_add,
 						    (atomic64_t *)target);
-	urdma_copy(s->src, nsrc, &rsg, 1, 8);
+	/* The local side's pages were found (urdma_exec_gather()). */
+	__urdma_copy(s->src, nsrc, &rsg, 1, 8);
 	*byte_len = 8;
 	return IB_WC_SUCCESS;
 }
@@ -603,8 +604,20 @@ enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 		ret = urdma_exec_op(eng, qp, &peer, nsrc, len, byte_len);
 	if (ret == -EAGAIN)
 		return URDMA_EXEC_RNR;
-	if (ret == -EBUSY)
-		return URDMA_EXEC_FAULT;
+	if (ret == -EBUSY) {
+		/*
+		 * The responder's ODP pages are being faulted in: what its
+		 * RNR NAK says on the wire (the retries count), or for an
+		 * unreliable QP the message is lost.  Only a WQE's own pages
+		 * (urdma_exec_gather()) make it wait outside the budget.
+		 */
+		urdma_count(eng, URDMA_CNT_ODP_WAITS);
+		if (urdma_is_reliable(qp))
+			return URDMA_EXEC_RNR;
+		*status = IB_WC_SUCCESS;
+		*byte_len = len;
+		return URDMA_EXEC_DONE;
+	}
 	if (ret == IB_WC_REM_ACCESS_ERR || ret == IB_WC_REM_INV_REQ_ERR)
 		urdma_qp_set_error(peer.qp);
 	*status = ret;

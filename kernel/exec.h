@@ -85,6 +85,11 @@ struct urdma_msg {
 #define URDMA_WC_ODP_WAIT	0xff
 /* ... and looks again this often (the work item that faults wakes it too). */
 #define URDMA_ODP_WAIT_NS	(50 * NSEC_PER_USEC)
+/*
+ * A READ looks ahead this far when it starts, at the requester and at the
+ * responder: a bounded walk, in a pass, for a request of up to 2 GiB.
+ */
+#define URDMA_ODP_AHEAD		SZ_1M
 
 /* What executing a WQE came to. */
 enum urdma_exec_result {
@@ -180,6 +185,8 @@ u8 urdma_lkey_sgl(struct urdma_dev *udev, u32 pdn,
 bool urdma_rkey_sg(const struct urdma_peer *peer, u32 rkey, u64 va,
 		   u64 len, int access, struct urdma_sg *sg);
 int urdma_sgl_ready(const struct urdma_sg *sg, int n, u64 len, bool write);
+int __urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
+		 int nsrc, u64 len);
 int urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
 	       int nsrc, u64 len);
 int urdma_tx_copy(struct urdma_tx *tx, struct urdma_sg *src, int nsrc,

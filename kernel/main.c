@@ -281,9 +281,14 @@ static int __init urdma_init(void)
 {
 	int ret;
 
-	ret = register_netdevice_notifier(&urdma_netdev_nb);
+	ret = urdma_odp_init();
 	if (ret)
 		return ret;
+	ret = register_netdevice_notifier(&urdma_netdev_nb);
+	if (ret) {
+		urdma_odp_exit();
+		return ret;
+	}
 
 	rdma_link_register(&urdma_link_ops);
 	pr_info("urdma: loaded (ABI %d)\n", URDMA_ABI_VERSION);
@@ -295,6 +300,7 @@ static void __exit urdma_exit(void)
 	rdma_link_unregister(&urdma_link_ops);
 	urdma_unregister_all();
 	unregister_netdevice_notifier(&urdma_netdev_nb);
+	urdma_odp_exit();
 	pr_info("urdma: unloaded\n");
 }
 

@@ -197,21 +197,18 @@ bool urdma_rkey_sg(const struct urdma_peer *peer, u32 rkey, u64 va,
 
 /*
  * Copy @len bytes from @src to @dst; both were resolved and are long
- * enough.  Return: 0; -EAGAIN or -EFAULT from urdma_sgl_ready(), and
- * nothing was copied; or -EIO if they were not long enough after all (a
- * bug; warned once): then part of @dst was not written, and must not be
- * sent or completed.
+ * enough, and their ODP pages were found in this pass (urdma_sgl_ready()):
+ * an invalidation since may have cleared VALID, but the pages stay until
+ * the pass ends, so a second look could only fail for nothing.  Return: 0,
+ * or -EIO if they were not long enough after all (a bug; warned once):
+ * then part of @dst was not written, and must not be sent or completed.
  */
-int urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
-	       int nsrc, u64 len)
+int __urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
+		 int nsrc, u64 len)
 {
 	u32 doff = 0, soff = 0, since_resched = 0;
-	int di = 0, si = 0, ret;
+	int di = 0, si = 0;
 
-	ret = urdma_sgl_ready(dst, ndst, len, true) ?:
-	      urdma_sgl_ready(src, nsrc, len, false);
-	if (ret)
-		return ret;
 	while (len) {
 		u32 want, dc, sc, n;
 		void *d, *s;
@@ -247,15 +244,30 @@ int urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
 }
 
 /*
- * Copy @len bytes of @src into packet @tx's payload.  Return: 0, or
- * urdma_copy()'s error; @tx is freed then, never sent with a payload that
- * was not written.
+ * urdma_copy - look for both sides' ODP pages, then copy (__urdma_copy())
+ *
+ * Return: 0; -EAGAIN or -EFAULT from urdma_sgl_ready(), and nothing was
+ * copied; or -EIO, as for __urdma_copy().
+ */
+int urdma_copy(struct urdma_sg *dst, int ndst, struct urdma_sg *src,
+	       int nsrc, u64 len)
+{
+	int ret = urdma_sgl_ready(dst, ndst, len, true) ?:
+		  urdma_sgl_ready(src, nsrc, len, false);
+
+	return ret ?: __urdma_copy(dst, ndst, src, nsrc, len);
+}
+
+/*
+ * Copy @len bytes of @src, whose ODP pages were found in this pass, into
+ * packet @tx's payload.  Return: 0, or __urdma_copy()'s error; @tx is freed
+ * then, never sent with a payload that was not written.
  */
 int urdma_tx_copy(struct urdma_tx *tx, struct urdma_sg *src, int nsrc,
 		  u32 len)
 {
 	struct urdma_sg dst = { .kva = tx->payload, .len = len };
-	int ret = urdma_copy(&dst, 1, src, nsrc, len);
+	int ret = __urdma_copy(&dst, 1, src, nsrc, len);
 
 	if (ret)
 		kfree_skb(tx->skb);

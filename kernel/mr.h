@@ -131,7 +131,8 @@ struct urdma_odp_req {
  * @children: implicit: address >> URDMA_ODP_CHILD_SHIFT -> range
  * @req_lock: protects @req and the failed range
  * @req: pending requests, served by @work
- * @fail_start, @fail_end: the last range @work could not fault in
+ * @fail_start, @fail_end, @fail_write: the last range @work could not
+ *	fault in, and whether for writing
  * @work: faults the requests in
  * @users: ibv_advise_mr() calls that hold the MR
  */
@@ -145,6 +146,7 @@ struct urdma_odp {
 	struct urdma_odp_req req[URDMA_ODP_REQS];
 	u64 fail_start;
 	u64 fail_end;
+	bool fail_write;
 	struct work_struct work;
 	atomic_t users;
 };

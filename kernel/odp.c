@@ -46,6 +46,24 @@
 
 #if URDMA_HAVE_ODP
 
+/*
+ * The work items that fault pages in.  Their own queue: a fault can wait
+ * for as long as the memory behind a mapping takes (a FUSE or NFS file),
+ * which must not hold up the kernel's shared queues.
+ */
+static struct workqueue_struct *urdma_odp_wq;
+
+int urdma_odp_init(void)
+{
+	urdma_odp_wq = alloc_workqueue("urdma_odp", WQ_UNBOUND, 0);
+	return urdma_odp_wq ? 0 : -ENOMEM;
+}
+
+void urdma_odp_exit(void)
+{
+	destroy_workqueue(urdma_odp_wq);
+}
+
 /* The range of @odp that holds user address @uva, or NULL. */
 static struct urdma_odp_range *urdma_odp_find(struct urdma_odp *odp, u64 uva)
 {
@@ -141,6 +159,43 @@ static int urdma_odp_fault_range(struct urdma_odp_range *r, u64 uva, u64 len,
 	return 0;
 }
 
+/*
+ * The pages an ODP MR follows cost kernel memory (urdma's and the core's
+ * lists, about 24 bytes a page) that pins nothing, so RLIMIT_MEMLOCK does
+ * not bound it: a device follows at most URDMA_MAX_ODP_PAGES.
+ */
+static bool urdma_odp_charge(struct urdma_dev *udev, u64 pages)
+{
+	if (atomic64_add_return(pages, &udev->odp_pages) <= URDMA_MAX_ODP_PAGES)
+		return true;
+	atomic64_sub(pages, &udev->odp_pages);
+	return false;
+}
+
+static void urdma_odp_uncharge(struct urdma_dev *udev, u64 pages)
+{
+	atomic64_sub(pages, &udev->odp_pages);
+}
+
+/*
+ * Whether the process maps anything in @uva's child range: an implicit MR
+ * gets children only where there is memory, not for every address asked.
+ */
+static bool urdma_odp_mapped(struct urdma_odp *odp, u64 uva)
+{
+	struct mm_struct *mm = odp->root.umem->umem.owning_mm;
+	u64 start = ALIGN_DOWN(uva, URDMA_ODP_CHILD_SIZE);
+	bool mapped;
+
+	if (!mmget_not_zero(mm))
+		return false;
+	mmap_read_lock(mm);
+	mapped = find_vma_intersection(mm, start, start + URDMA_ODP_CHILD_SIZE);
+	mmap_read_unlock(mm);
+	mmput(mm);
+	return mapped;
+}
+
 /* The range of implicit @odp that holds @uva, created if it is new. */
 static struct urdma_odp_range *urdma_odp_child(struct urdma_odp *odp, u64 uva)
 {
@@ -151,14 +206,16 @@ static struct urdma_odp_range *urdma_odp_child(struct urdma_odp *odp, u64 uva)
 	r = xa_load(&odp->children, idx);
 	if (r)
 		return r;
-	if (uva >= TASK_SIZE)
+	if (uva >= TASK_SIZE || !urdma_odp_mapped(odp, uva))
 		return ERR_PTR(-EFAULT);
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
-	if (!r)
+	if (!urdma_odp_charge(odp->udev, URDMA_ODP_CHILD_SIZE >> PAGE_SHIFT))
 		return ERR_PTR(-ENOMEM);
+	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
+	if (!r)
+		goto err_uncharge;
 	r->start = (u64)idx << URDMA_ODP_CHILD_SHIFT;
 	r->npages = URDMA_ODP_CHILD_SIZE >> PAGE_SHIFT;
-	r->pas = kvcalloc(r->npages, sizeof(*r->pas), GFP_KERNEL);
+	r->pas = kvcalloc(r->npages, sizeof(*r->pas), GFP_KERNEL_ACCOUNT);
 	if (!r->pas)
 		goto err_free;
 	umem = ib_umem_odp_alloc_child(odp->root.umem, r->start,
@@ -166,6 +223,7 @@ static struct urdma_odp_range *urdma_odp_child(struct urdma_odp *odp, u64 uva)
 	if (IS_ERR(umem)) {
 		kvfree(r->pas);
 		kfree(r);
+		urdma_odp_uncharge(odp->udev, URDMA_ODP_CHILD_SIZE >> PAGE_SHIFT);
 		return ERR_CAST(umem);
 	}
 	r->umem = umem;
@@ -179,10 +237,13 @@ static struct urdma_odp_range *urdma_odp_child(struct urdma_odp *odp, u64 uva)
 	ib_umem_odp_release(umem);
 	kvfree(r->pas);
 	kfree(r);
+	urdma_odp_uncharge(odp->udev, URDMA_ODP_CHILD_SIZE >> PAGE_SHIFT);
 	return xa_is_err(old) ? ERR_PTR(xa_err(old)) : old;
 
 err_free:
 	kfree(r);
+err_uncharge:
+	urdma_odp_uncharge(odp->udev, URDMA_ODP_CHILD_SIZE >> PAGE_SHIFT);
 	return ERR_PTR(-ENOMEM);
 }
 
@@ -258,6 +319,7 @@ static void urdma_odp_work(struct work_struct *work)
 			spin_lock(&odp->req_lock);
 			odp->fail_start = req.start;
 			odp->fail_end = req.end;
+			odp->fail_write = req.write;
 			spin_unlock(&odp->req_lock);
 		}
 	}
@@ -275,7 +337,9 @@ static int urdma_odp_request(struct urdma_odp *odp, u64 uva, u64 end,
 
 	end = uva + min_t(u64, end - uva, URDMA_ODP_REQ_MAX);
 	spin_lock(&odp->req_lock);
-	if (odp->fail_end && uva < odp->fail_end && end > odp->fail_start) {
+	/* (A write that failed says nothing of a read of the same pages.) */
+	if (odp->fail_end && uva < odp->fail_end && end > odp->fail_start &&
+	    (write || !odp->fail_write)) {
 		/* It was tried, and failed: once, for this waiter. */
 		odp->fail_end = 0;
 		ret = -EFAULT;
@@ -291,7 +355,7 @@ static int urdma_odp_request(struct urdma_odp *odp, u64 uva, u64 end,
 			r->start = uva;
 			r->end = end;
 			r->write = write;
-			queue_work(system_unbound_wq, &odp->work);
+			queue_work(urdma_odp_wq, &odp->work);
 			goto out;
 		}
 	}
@@ -375,7 +439,7 @@ int urdma_odp_reg(struct urdma_mr *mr, struct ib_device *ibdev, u64 start,
 
 	if (implicit ? iova : !length || length > URDMA_MAX_MR_SIZE)
 		return -EINVAL;
-	odp = kzalloc(sizeof(*odp), GFP_KERNEL);
+	odp = kzalloc(sizeof(*odp), GFP_KERNEL_ACCOUNT);
 	if (!odp)
 		return -ENOMEM;
 	odp->udev = to_udev(ibdev);
@@ -395,12 +459,22 @@ int urdma_odp_reg(struct urdma_mr *mr, struct ib_device *ibdev, u64 start,
 		return PTR_ERR(umem);
 	}
 	odp->root.umem = umem;
-	if (!implicit) {
+	if (implicit) {
+		/* The core's implicit umem holds no mm; its children use it. */
+		mmgrab(umem->umem.owning_mm);
+	} else {
 		odp->root.start = ib_umem_start(umem);
 		odp->root.npages = ib_umem_odp_num_pages(umem);
+		if (!urdma_odp_charge(odp->udev, odp->root.npages)) {
+			ib_umem_odp_release(umem);
+			kfree(odp);
+			return -ENOMEM;
+		}
 		odp->root.pas = kvcalloc(odp->root.npages,
-					 sizeof(*odp->root.pas), GFP_KERNEL);
+					 sizeof(*odp->root.pas),
+					 GFP_KERNEL_ACCOUNT);
 		if (!odp->root.pas) {
+			urdma_odp_uncharge(odp->udev, odp->root.npages);
 			ib_umem_odp_release(umem);
 			kfree(odp);
 			return -ENOMEM;
@@ -430,10 +504,15 @@ void urdma_odp_release(struct urdma_odp *odp)
 	cancel_work_sync(&odp->work);
 	xa_for_each(&odp->children, idx, r) {
 		ib_umem_odp_release(r->umem);
+		urdma_odp_uncharge(odp->udev, r->npages);
 		kvfree(r->pas);
 		kfree(r);
 	}
 	xa_destroy(&odp->children);
+	if (odp->implicit)
+		mmdrop(odp->root.umem->umem.owning_mm);
+	else
+		urdma_odp_uncharge(odp->udev, odp->root.npages);
 	ib_umem_odp_release(odp->root.umem);
 	kvfree(odp->root.pas);
 	kfree(odp);

@@ -40,6 +40,7 @@ struct urdma_rq_ref {
 	u32 *db_cons;
 	u32 *db_prod;
 	struct urdma_srq *srq;
+	u32 gen;	/* the SRQ's resizes at the peek */
 };
 
 static int urdma_rq_ref(struct urdma_qp *qp, struct urdma_srq *srq,
@@ -87,6 +88,8 @@ static int urdma_rq_peek(struct urdma_engine *eng, struct urdma_rq_ref *rq,
 	/* Pairs with the poster's release: WQEs before the index. */
 	prod = smp_load_acquire(rq->db_prod);
 	*slot = *rq->cons;
+	if (rq->srq)
+		rq->gen = rq->srq->resizes;
 	if (prod == *slot) {
 		ret = -EAGAIN;
 	} else if (prod - *slot > rq->ring->nent) {
@@ -114,7 +117,8 @@ static bool urdma_rq_commit(struct urdma_rq_ref *rq, u32 slot)
 	u32 prod;
 
 	spin_lock_irqsave(rq->lock, flags);
-	if (*rq->cons != slot) {
+	/* A resize restarts the indexes at 0: the same slot, another WQE. */
+	if (*rq->cons != slot || (srq && srq->resizes != rq->gen)) {
 		spin_unlock_irqrestore(rq->lock, flags);
 		return false;
 	}
@@ -226,7 +230,8 @@ void urdma_build_grh(u8 *grh, const struct urdma_av *av, u32 len)
  * Return: the requester's status (RC only; unreliable senders do not
  * learn of the receiver's errors), -EAGAIN for an RNR NAK, -EMSGSIZE for
  * a UD message dropped because the receive WQE could not hold it, or
- * -EBUSY while ODP pages are faulted in (nothing was taken or written).
+ * -EBUSY while ODP pages are faulted in (RC; nothing was taken or
+ * written).
  */
 int urdma_recv_msg(struct urdma_engine *eng, struct urdma_qp *rqp,
 		   struct urdma_dev *rdev, const struct urdma_msg *m)
@@ -239,7 +244,6 @@ int urdma_recv_msg(struct urdma_engine *eng, struct urdma_qp *rqp,
 	/* An XRC SRQ's PD checks its WQEs' keys (its QP has none). */
 	u32 pdn = m->srq ? m->srq->pdn : urdma_qp_pdn(rqp);
 	u64 data = m->src ? m->len : 0;
-	bool invalidated = false;
 	struct urdma_sg *dst = s->dst;
 	u32 max_sge, num_sge, slot;
 	struct urdma_rq_ref rq;
@@ -279,39 +283,44 @@ again:
 		status = IB_WC_LOC_LEN_ERR;
 		goto fail;
 	}
-	/* Every page it writes or reads, before the WQE is taken. */
+	/*
+	 * Every page it writes or reads, before the WQE is taken.  A reliable
+	 * sender waits for them; an unreliable message is lost, as on the
+	 * wire, so that a receiver cannot hold its sender up.
+	 */
 	ret = urdma_sgl_ready(dst, ndst, hdr + data, true) ?:
 	      urdma_sgl_ready(m->src, m->nsrc, data, false);
 	if (ret == -EAGAIN)
-		return -EBUSY;
+		return m->rc ? -EBUSY : IB_WC_SUCCESS;
 	if (ret) {
 		status = IB_WC_LOC_PROT_ERR;
 		goto fail;
 	}
-	/*
-	 * SEND_WITH_INV (local path): its key goes now that the message
-	 * lands whole, once; a bad key leaves the WQE where it is.
-	 */
-	if (m->invalidate && !invalidated) {
-		if (!urdma_invalidate(rqp, pdn, m->ex, true))
-			return IB_WC_REM_INV_REQ_ERR;
-		invalidated = true;
-	}
 	if (!urdma_rq_commit(&rq, slot))
 		goto again;	/* another engine took it */
+	/*
+	 * SEND_WITH_INV (local path): its key goes with the WQE taken; a
+	 * bad key completes the WQE in error, as on the wire.
+	 */
+	if (m->invalidate && !urdma_invalidate(rqp, pdn, m->ex, true)) {
+		cqe.status = IB_WC_REM_INV_REQ_ERR;
+		urdma_complete_recv(eng, rqp, srq, &cqe, false);
+		return IB_WC_REM_INV_REQ_ERR;
+	}
 
+	/* (The pages were found in this pass: they are still there.) */
 	if (m->grh) {
 		struct urdma_sg grh = { .kva = (void *)m->grh,
 					.len = URDMA_GRH_LEN };
 
-		urdma_copy(dst, ndst, &grh, 1, URDMA_GRH_LEN);
+		__urdma_copy(dst, ndst, &grh, 1, URDMA_GRH_LEN);
 		urdma_sgl_skip(dst, ndst, URDMA_GRH_LEN);
 		cqe.flags |= URDMA_CQE_GRH;
 		cqe.flags |= m->net_type << URDMA_CQE_NET_SHIFT;
 		cqe.sl = m->sl;
 	}
 	if (m->src && m->len)
-		urdma_copy(dst, ndst, m->src, m->nsrc, m->len);
+		__urdma_copy(dst, ndst, m->src, m->nsrc, m->len);
 
 	cqe.byte_len = hdr + m->len;
 	cqe.flags |= m->cqe_flags;

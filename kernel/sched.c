@@ -223,7 +223,8 @@ static int urdma_qp_send(struct urdma_engine *eng, struct urdma_qp *qp)
 }
 
 /*
- * ERROR: complete every posted WQE with WR_FLUSH_ERR (IBTA 10.3.1).  A QP
+ * ERROR: complete every posted WQE with WR_FLUSH_ERR (IBTA 10.3.1), the
+ * receive WQE the wire responder holds first (urdma_resp_flush()).  A QP
  * on an SRQ takes no receive WQE from it any more: it says so once with
  * the Last WQE Reached event (IBTA 11.6.3.3, o11-5.2), which
  * ib_drain_qp() waits for (up to 60 s) before it lets the QP go.
@@ -236,6 +237,7 @@ static int urdma_qp_flush(struct urdma_engine *eng, struct urdma_qp *qp)
 	int done = 0;
 
 	qp->waiting = false;
+	urdma_resp_flush(eng, qp);
 	if (qp->ibqp.srq && !qp->last_wqe_told) {
 		qp->last_wqe_told = true;
 		urdma_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);

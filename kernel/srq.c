@@ -164,6 +164,7 @@ static int urdma_srq_resize(struct urdma_srq *srq, u32 max_wr,
 	if (moved >= 0) {
 		urdma_ring_swap(uctx, &srq->ring, &new, &old);
 		srq->cons = 0;
+		srq->resizes++;
 		srq->prod = moved;
 		WRITE_ONCE(db->cons, 0);
 		WRITE_ONCE(db->prod, moved);

@@ -65,6 +65,8 @@ enum urdma_limits {
 /* Device memory (dm.c): an allocation, and all of a device's together. */
 #define URDMA_MAX_DM_SIZE	SZ_256K
 #define URDMA_MAX_DM_TOTAL	SZ_16M
+/* Pages a device's ODP MRs may follow (64 GiB of address space). */
+#define URDMA_MAX_ODP_PAGES	(BIT_ULL(36) >> PAGE_SHIFT)
 #define URDMA_MAX_MSG_SIZE	BIT(31)
 #define URDMA_PAGE_SIZE_CAP	(SZ_4K | SZ_2M | SZ_1G)
 #define URDMA_DEFAULT_PKEY	0xffff
@@ -103,6 +105,7 @@ enum urdma_limits {
  *		and SRQ serial (struct urdma_srq @serial).
  * @nr_mw:	memory windows in existence, checked against URDMA_MAX_MW.
  * @odp_faults:	ODP page faults resolved (URDMA_CNT_ODP_FAULTS).
+ * @odp_pages:	pages ODP MRs follow (URDMA_MAX_ODP_PAGES, odp.c).
  * @dm_bytes:	device memory allocated (URDMA_MAX_DM_TOTAL).
  * @id:		module-wide device id (main.c's registry), 0 if none.
  * @engines:	@num_engines engine threads (@engines_alloc allocated).
@@ -132,6 +135,7 @@ struct urdma_dev {
 	atomic64_t qp_serials;
 	atomic_t nr_mw;
 	atomic64_t odp_faults;
+	atomic64_t odp_pages;
 	atomic64_t dm_bytes;
 	u32 id;
 	struct urdma_engine *engines;
@@ -155,12 +159,17 @@ struct urdma_dev {
  */
 /*
  * What a context's mmap offsets name: the engine state page (@dm_kva
- * NULL), or device memory (dm.c).
+ * NULL), or device memory (dm.c): @dm_npages pages, mapped in the kernel
+ * at @dm_kva.
  */
 struct urdma_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
 	void *dm_kva;
+	struct page **dm_pages;
+	u32 dm_npages;
 };
+
+void urdma_dm_free_pages(struct urdma_mmap_entry *e);
 
 struct urdma_ucontext {
 	struct ib_ucontext ibucontext;
@@ -230,6 +239,7 @@ struct urdma_srq {
 	u32 limit;
 	u32 prod;
 	u32 cons;
+	u32 resizes;	/* under @lock: a new ring (receive WQEs, recv.c) */
 	u32 pdn;
 	struct urdma_cq *cq;
 	struct ib_xrcd *xrcd;
@@ -572,7 +582,16 @@ int urdma_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
 		    u32 flags, struct ib_sge *sg_list, u32 num_sge,
 		    struct uverbs_attr_bundle *attrs);
 void urdma_odp_caps(struct ib_device_attr *attr);
+int urdma_odp_init(void);
+void urdma_odp_exit(void);
 #else
+static inline int urdma_odp_init(void)
+{
+	return 0;
+}
+
+static inline void urdma_odp_exit(void) {}
+
 static inline int urdma_odp_reg(struct urdma_mr *mr, struct ib_device *ibdev,
 				u64 start, u64 length, u64 iova)
 {

@@ -2,8 +2,6 @@
 /*
  * Verbs: user contexts and protection domains.
  */
-#include <linux/vmalloc.h>
-
 #include "urdma.h"
 #include "../uapi/rdma/urdma-abi.h"
 
@@ -89,7 +87,7 @@ void urdma_disassociate_ucontext(struct ib_ucontext *ibuctx)
 
 /*
  * Map the engine state page, read-only, or device memory (dm.c), read and
- * write, no more of it than there is (remap_vmalloc_range() checks).
+ * write, no more of it than there is.
  */
 int urdma_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma)
 {
@@ -103,7 +101,10 @@ int urdma_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma)
 		return -EINVAL;
 	e = container_of(entry, struct urdma_mmap_entry, rdma);
 	if (e->dm_kva) {
-		ret = remap_vmalloc_range(vma, e->dm_kva, 0);
+		unsigned long n = vma_pages(vma);
+
+		ret = n > e->dm_npages ? -EINVAL :
+		      vm_insert_pages(vma, vma->vm_start, e->dm_pages, &n);
 	} else if (entry != to_uctx(ibuctx)->state_entry) {
 		ret = -EINVAL;
 	} else if (vma->vm_flags & VM_WRITE) {
@@ -123,7 +124,7 @@ void urdma_mmap_free(struct rdma_user_mmap_entry *entry)
 						  struct urdma_mmap_entry,
 						  rdma);
 
-	vfree(e->dm_kva);
+	urdma_dm_free_pages(e);
 	kfree(e);
 }
 

@@ -101,7 +101,9 @@ struct urdma_wire_resp {
 	u8 ack_syn;
 	u32 ack_psn;
 	bool in_send;		/* a SEND message is under way */
-	bool rwqe_held;		/* @rwqe waits for its first packet again */
+	bool rwqe_held;		/* @rwqe waits for its first packet again, */
+	u32 held_srqn;		/* ... taken from this XRC SRQ */
+	u64 held_serial;
 	bool in_write;		/* a WRITE message is under way */
 	bool drop_msg;		/* UC: skip to the next FIRST or ONLY */
 	u32 msg_off;
@@ -195,6 +197,7 @@ int urdma_wire_alloc(struct urdma_qp *qp);
 void urdma_wire_reset(struct urdma_qp *qp);
 void urdma_wire_free(struct urdma_qp *qp);
 int urdma_wire_run(struct urdma_engine *eng, struct urdma_qp *qp);
+void urdma_resp_flush(struct urdma_engine *eng, struct urdma_qp *qp);
 bool urdma_req_psn_outstanding(const struct urdma_wire *w, u32 psn);
 
 void urdma_req_rewind(struct urdma_qp *qp, u32 psn);

@@ -217,8 +217,12 @@ static int urdma_req_place(struct urdma_engine *eng, struct urdma_qp *qp,
 	}
 	urdma_sgl_skip(s->src, nsg, off);
 	ret = urdma_copy(s->src, nsg, &src, 1, len);
-	if (ret == -EAGAIN)
+	if (ret == -EAGAIN) {
+		/* Ask for the pages of the responses that follow, too. */
+		urdma_sgl_ready(s->src, nsg, min_t(u64, total - off,
+						   URDMA_ODP_AHEAD), true);
 		return ret;
+	}
 	if (ret) {
 		f->status = IB_WC_LOC_PROT_ERR;
 		f->done = true;

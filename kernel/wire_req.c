@@ -302,7 +302,9 @@ static u8 urdma_req_dst_ready(struct urdma_engine *eng, struct urdma_qp *qp,
 	/* A bad key is the answer's to find (urdma_req_place()). */
 	if (urdma_wqe_gather(eng, qp, IB_ACCESS_LOCAL_WRITE, &nsg, &len))
 		return 0;
-	switch (urdma_sgl_ready(s->src, nsg, len, true)) {
+	/* The first pages; each response looks for its own again. */
+	switch (urdma_sgl_ready(s->src, nsg, min_t(u64, len, URDMA_ODP_AHEAD),
+				true)) {
 	case 0:
 		return 0;
 	case -EAGAIN:

@@ -63,10 +63,11 @@ static void urdma_resp_peer(struct urdma_qp *qp, u32 pdn,
 /*
  * The receive WQE a SEND took at its first packet, when a NAK cuts the
  * message short: flushed to the queue it came from, which for XRC is an
- * SRQ that outlives the QP and other QPs share (if it is still there).
+ * SRQ that outlives the QP and other QPs share (if it is still there):
+ * @srqn, @serial.
  */
 static void urdma_resp_flush_rwqe(struct urdma_engine *eng,
-				  struct urdma_qp *qp)
+				  struct urdma_qp *qp, u32 srqn, u64 serial)
 {
 	struct urdma_wire *w = qp->wire;
 	const struct urdma_recv_wqe *rwqe = (const void *)w->resp.rwqe;
@@ -78,12 +79,33 @@ static void urdma_resp_flush_rwqe(struct urdma_engine *eng,
 	};
 
 	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
-		srq = urdma_xrc_srq(to_udev(qp->ibqp.device),
-				    w->resp.xrc_srqn, qp->xrcd);
-		if (!srq || srq->serial != w->resp.xrc_serial)
+		srq = urdma_xrc_srq(to_udev(qp->ibqp.device), srqn, qp->xrcd);
+		if (!srq || srq->serial != serial)
 			return;
 	}
 	urdma_complete_recv(eng, qp, srq, &cqe, false);
+}
+
+/**
+ * urdma_resp_flush - the QP is in ERROR: the receive WQE a SEND under way
+ *	took, or one held for its first packet (ODP), is flushed, once
+ * @eng: the engine
+ * @qp: the QP
+ */
+void urdma_resp_flush(struct urdma_engine *eng, struct urdma_qp *qp)
+{
+	struct urdma_wire *w = qp->wire;
+
+	if (!w)
+		return;
+	if (w->resp.rwqe_held)
+		urdma_resp_flush_rwqe(eng, qp, w->resp.held_srqn,
+				      w->resp.held_serial);
+	else if (w->resp.in_send)
+		urdma_resp_flush_rwqe(eng, qp, w->resp.xrc_srqn,
+				      w->resp.xrc_serial);
+	w->resp.rwqe_held = false;
+	w->resp.in_send = false;
 }
 
 /* A NAK that ends the message, and the responder's QP with it (RC). */
@@ -91,19 +113,16 @@ static void urdma_resp_nak(struct urdma_engine *eng, struct urdma_qp *qp,
 			   u32 psn, u8 code)
 {
 	struct urdma_wire *w = qp->wire;
-	bool in_send = w->resp.in_send || w->resp.rwqe_held;
 
-	w->resp.in_send = false;
-	w->resp.rwqe_held = false;
 	w->resp.in_write = false;
 	if (!urdma_is_reliable(qp)) {
+		w->resp.in_send = false;
 		w->resp.drop_msg = true;
 		return;
 	}
 	urdma_send_ack(eng, qp, urdma_syn_nak(code), psn);
 	urdma_qp_set_error(qp);
-	if (in_send)
-		urdma_resp_flush_rwqe(eng, qp);
+	urdma_resp_flush(eng, qp);
 }
 
 /* A SEND packet's payload: consumes a receive WQE at its first packet. */
@@ -124,7 +143,15 @@ static int urdma_resp_send(struct urdma_engine *eng, struct urdma_qp *qp,
 	u64 room;
 	u8 status;
 
-	/* A first packet sent again after an ODP wait finds its WQE held. */
+	/*
+	 * A first packet sent again after an ODP wait finds its WQE held;
+	 * one that names another XRC SRQ (not the same message after all)
+	 * has the held WQE flushed to its own SRQ first.
+	 */
+	if ((pkt->flags & URDMA_PF_FIRST) && w->resp.rwqe_held &&
+	    qp->ibqp.qp_type == IB_QPT_XRC_TGT &&
+	    w->resp.xrc_serial != w->resp.held_serial)
+		urdma_resp_flush(eng, qp);
 	if ((pkt->flags & URDMA_PF_FIRST) && !w->resp.rwqe_held) {
 		ret = urdma_take_recv(eng, qp, srq, &max_sge, 0);
 		if (ret == -EAGAIN)
@@ -163,6 +190,8 @@ static int urdma_resp_send(struct urdma_engine *eng, struct urdma_qp *qp,
 			if (pkt->flags & URDMA_PF_FIRST) {
 				w->resp.in_send = false;
 				w->resp.rwqe_held = true;
+				w->resp.held_srqn = w->resp.xrc_srqn;
+				w->resp.held_serial = w->resp.xrc_serial;
 			}
 			return -EAGAIN;
 		}
@@ -340,8 +369,12 @@ static int urdma_resp_rd(struct urdma_engine *eng, struct urdma_qp *qp,
 		if (len && !urdma_rkey_sg(&peer, rkey, va, len,
 					  IB_ACCESS_REMOTE_READ, &sg))
 			return URDMA_NAK_REM_ACCESS;
-		/* ODP pages are asked for now; the responses wait for them. */
-		if (len && urdma_sgl_ready(&sg, 1, len, false) == -EFAULT)
+		/*
+		 * The first ODP pages are asked for now (each response looks
+		 * for its own, and waits for them).
+		 */
+		if (len && urdma_sgl_ready(&sg, 1, min_t(u32, len, URDMA_ODP_AHEAD),
+					   false) == -EFAULT)
 			return URDMA_NAK_REM_ACCESS;
 		r = urdma_res_new(qp);
 		r->psn = pkt->psn;
@@ -487,10 +520,11 @@ int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp)
 /*
  * FLUSH, or ATOMIC_WRITE (one aligned 8-byte store, ordered after earlier
  * writes), as on the local path.  A duplicate is answered again from the
- * resource cache, never executed twice.  Return: 0, or a NAK code.
+ * resource cache, never executed twice.  Return: 0, a NAK code, or
+ * -EAGAIN (an RNR NAK) while ODP pages are faulted in.
  */
-static u8 urdma_resp_flush_or_atomic_write(struct urdma_qp *qp,
-					   const struct urdma_pkt *pkt)
+static int urdma_resp_flush_or_atomic_write(struct urdma_qp *qp,
+					    const struct urdma_pkt *pkt)
 {
 	const struct urdma_reth *reth = urdma_pkt_hdr(pkt, URDMA_H_RETH);
 	u64 va = be64_to_cpu(reth->va);

@@ -272,7 +272,10 @@ TEST_F(OdpTest, AtomicsOnUntouchedPages)
 	EXPECT_EQ(v, 0x1234u);
 }
 
-// UD: a datagram from an ODP buffer into an ODP receive buffer.
+// UD: a datagram from untouched ODP memory (the sender waits for its own
+// pages).  A receive buffer whose pages are not there loses the datagram,
+// as on the wire: a receiver cannot hold its sender up.  Prefetched, it
+// gets the next one.
 TEST_F(OdpTest, UdSendAndReceive)
 {
 	QpPairOptions o;
@@ -283,20 +286,62 @@ TEST_F(OdpTest, UdSendAndReceive)
 	ASSERT_TRUE(out.data() && in.data());
 	Mr omr = odp_mr(out), imr = odp_mr(in);
 	ASSERT_TRUE(omr && imr) << strerror(errno);
-	fill_pattern(out.data(), 256, 3);
-	ASSERT_EQ(post_recv(p.b(), 1,
-			    { ibv_sge{ in.addr(), 256 + kGrhBytes,
-				       imr->lkey } }), 0);
-	ASSERT_EQ(p.post_a({ p.to_b(send_wr(2, IBV_WR_SEND,
-					    { ibv_sge{ out.addr(), 256,
-						       omr->lkey } })) }), 0);
+	ibv_sge rsge{ in.addr(), 256 + kGrhBytes, imr->lkey };
+	ibv_sge ssge{ out.addr(), 256, omr->lkey };
+	ASSERT_EQ(post_recv(p.b(), 1, { rsge }), 0);
+	ASSERT_EQ(p.post_a({ p.to_b(send_wr(2, IBV_WR_SEND, { ssge })) }), 0);
 	ibv_wc wc{};
 	ASSERT_ONE_WC(p.cq_a(), wc);
 	expect_send_wc(wc, 2, IBV_WC_SEND, p.a());
+	if (device_is_urdma()) {
+		EXPECT_TRUE(poll_quiet(p.cq_b()).empty())
+			<< "a datagram landed in pages that were not there";
+	}
+
+	ASSERT_EQ(ibv_advise_mr(pd_.get(), IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+				IBV_ADVISE_MR_FLAG_FLUSH, &rsge, 1), 0);
+	fill_pattern(out.data(), 256, 3);
+	ASSERT_EQ(p.post_a({ p.to_b(send_wr(3, IBV_WR_SEND, { ssge })) }), 0);
+	ASSERT_ONE_WC(p.cq_a(), wc);
+	expect_send_wc(wc, 3, IBV_WC_SEND, p.a());
 	ASSERT_ONE_WC(p.cq_b(), wc);
 	EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc.status);
+	EXPECT_EQ(wc.wr_id, 1u);
 	EXPECT_EQ(wc.byte_len, 256 + kGrhBytes);
 	EXPECT_EQ(first_diff(in.data() + kGrhBytes, out.data(), 256), -1);
+}
+
+// ATOMIC_WRITE and FLUSH reach untouched ODP memory too.
+TEST_F(OdpTest, AtomicWriteAndFlush)
+{
+	if (!(dev_ex_.device_cap_flags_ex & kDevAtomicWrite) ||
+	    !(dev_ex_.device_cap_flags_ex & kDevFlushGlobal))
+		GTEST_SKIP() << "no ATOMIC_WRITE or FLUSH (before 6.2)";
+	QpPairOptions o;
+	o.api = Api::WrApi;
+	o.extra_send_ops = IBV_QP_EX_WITH_ATOMIC_WRITE | IBV_QP_EX_WITH_FLUSH;
+	o.access = kRemoteAccess | IBV_ACCESS_FLUSH_GLOBAL;
+	QpPair p;
+	ASSERT_NO_FATAL_FAILURE(make_pair(&p, o));
+	Anon target(2 * kPage);
+	ASSERT_TRUE(target.data());
+	Mr tmr = odp_mr(target, kOdp | IBV_ACCESS_FLUSH_GLOBAL);
+	ASSERT_TRUE(tmr) << strerror(errno);
+	const uint64_t v = 0x1122334455667788ull;
+	ibv_qp_ex *qpx = ibv_qp_to_qp_ex(p.a());
+	ibv_wr_start(qpx);
+	qpx->wr_id = 1;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(qpx, tmr->rkey, target.addr(kPage + 8), &v);
+	qpx->wr_id = 2;
+	ibv_wr_flush(qpx, tmr->rkey, target.addr(), 2 * kPage,
+		     IBV_FLUSH_GLOBAL, IBV_FLUSH_RANGE);
+	ASSERT_EQ(ibv_wr_complete(qpx), 0);
+	std::vector<ibv_wc> wcs = poll_cq(p.cq_a(), 2);
+	ASSERT_EQ(wcs.size(), 2u) << wcs_str(wcs);
+	expect_send_wc(wcs[0], 1, IBV_WC_ATOMIC_WRITE, p.a());
+	expect_send_wc(wcs[1], 2, IBV_WC_FLUSH, p.a());
+	EXPECT_EQ(memcmp(target.data() + kPage + 8, &v, 8), 0);
 }
 
 // An implicit MR (NULL, SIZE_MAX) covers every mapping of the process:
