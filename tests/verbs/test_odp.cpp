@@ -24,6 +24,10 @@ using namespace urdma::test;
 
 namespace {
 
+#ifndef MREMAP_DONTUNMAP	/* Linux 5.7; glibc 2.36's <sys/mman.h> lacks it */
+#define MREMAP_DONTUNMAP 4
+#endif
+
 constexpr int kOdp = IBV_ACCESS_ON_DEMAND | kRemoteAccess;
 constexpr size_t kPage = 4096;
 
@@ -511,9 +515,9 @@ TEST_F(OdpTest, ForkCopyOnWrite)
 	close(from_child[1]);
 }
 
-// Invalidations racing with transfers: another thread drops and remaps the
-// pages the WRITEs and READs use.  Every WQE completes successfully, and
-// once the racing stops the data is exact.
+// Invalidations racing with transfers: another thread drops, remaps and
+// moves (mremap) the pages the WRITEs and READs use.  Every WQE completes
+// successfully, and once the racing stops the data is exact.
 TEST_F(OdpTest, InvalidationRacesWithTraffic)
 {
 	QpPair p;
@@ -530,12 +534,24 @@ TEST_F(OdpTest, InvalidationRacesWithTraffic)
 	std::thread racer([&] {
 		for (unsigned i = 0; !stop.load(); i++) {
 			uint8_t *m = i & 1 ? remote.data() : back.data();
-			if (i % 3 == 2)
+			void *moved;
+
+			switch (i % 4) {
+			case 0:	/* munmap and a new mapping in place */
 				mmap(m, len, PROT_READ | PROT_WRITE,
 				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
 				     -1, 0);
-			else
+				break;
+			case 1:	/* mremap: the pages move, the range stays */
+				moved = mremap(m, len, len,
+					       MREMAP_MAYMOVE |
+						       MREMAP_DONTUNMAP);
+				if (moved != MAP_FAILED)
+					munmap(moved, len);
+				break;
+			default:
 				madvise(m, len, MADV_DONTNEED);
+			}
 			usleep(200);
 		}
 	});
