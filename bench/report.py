@@ -447,9 +447,10 @@ def main():
             "on the wire path (rxe and siw have no XRC).", ""]
     beside_rc_table(t, out, "write_bw_xrc", "XRC")
     out += ["", "## On-demand paging (urdma, 64 KiB ib_write_bw, MB/s)", "",
-            "perftest's `--odp` (both sides' buffers are ODP MRs, faulted "
-            "in by the first WRITEs) beside the same run on pinned MRs. "
-            "Target: within 10% (ODP/RC at least 0.90).", ""]
+            "perftest's `--odp --perform_warm_up` (both sides' buffers "
+            "are ODP MRs, faulted in by the warm-up WRITEs) beside the same "
+            "run on pinned MRs. Target: within 10% (ODP/RC at least 0.90).",
+            ""]
     beside_rc_table(t, out, "write_bw_odp", "ODP")
     out += ["", "## Clients", "",
             "Real clients (bench/clients.sh) on each device and on their own "

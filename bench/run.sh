@@ -336,8 +336,9 @@ n=$(bw_iters urdma/local 65536)
 perf3 urdma/local ib_write_bw 65536 "$MANY_QPS" $((n / MANY_QPS > 16 ? n / MANY_QPS : 16))
 perf urdma/local ib_write_bw 65536 4 "$n"
 # XRC and ODP beside RC: the same 64 KiB WRITEs through an XRC_SEND QP
-# (perftest -c XRC), and between ODP MRs (--odp).
-for variant in "write_bw_xrc:-c XRC" "write_bw_odp:--odp"; do
+# (perftest -c XRC), and between ODP MRs once they are warm (--odp
+# --perform_warm_up: the target is ODP on pages already faulted in).
+for variant in "write_bw_xrc:-c XRC" "write_bw_odp:--odp --perform_warm_up"; do
 	say "== urdma with perftest ${variant#*:}"
 	for key in urdma/local urdma/wire; do
 		[[ " ${KEYS[*]} " == *" $key "* ]] || continue
