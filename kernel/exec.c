@@ -535,6 +535,47 @@ static int urdma_exec_op(struct urdma_engine *eng, struct urdma_qp *qp,
 }
 
 /*
+ * The WQE in the scratch area at its responder @peer, on the local path:
+ * the responder's checks, then the opcode's handler.  As urdma_exec().
+ */
+static enum urdma_exec_result
+urdma_exec_at_peer(struct urdma_engine *eng, struct urdma_qp *qp,
+		   const struct urdma_peer *peer, int nsrc, u64 len,
+		   u8 *status, u32 *byte_len)
+{
+	const struct urdma_send_wqe *wqe = &eng->scratch->swqe.hdr;
+	int access = urdma_wqe_op(wqe->opcode)->remote_access;
+	int ret;
+
+	if (peer->qp->ibqp.qp_type == IB_QPT_XRC_TGT && !peer->srq)
+		ret = IB_WC_REM_INV_REQ_ERR;	/* no such XRC SRQ: invalid XRCETH */
+	else if (access && !(READ_ONCE(peer->qp->attr.qp_access_flags) & access))
+		ret = IB_WC_REM_INV_REQ_ERR;
+	else
+		ret = urdma_exec_op(eng, qp, peer, nsrc, len, byte_len);
+	if (ret == -EAGAIN)
+		return URDMA_EXEC_RNR;
+	if (ret == -EBUSY) {
+		/*
+		 * The responder's ODP pages are being faulted in: what its
+		 * RNR NAK says on the wire (the retries count), or for an
+		 * unreliable QP the message is lost.  Only a WQE's own pages
+		 * (urdma_exec_gather()) make it wait outside the budget.
+		 */
+		urdma_count(eng, URDMA_CNT_ODP_WAITS);
+		if (urdma_is_reliable(qp))
+			return URDMA_EXEC_RNR;
+		*status = IB_WC_SUCCESS;
+		*byte_len = len;
+		return URDMA_EXEC_DONE;
+	}
+	if (ret == IB_WC_REM_ACCESS_ERR || ret == IB_WC_REM_INV_REQ_ERR)
+		urdma_qp_set_error(peer->qp);
+	*status = ret;
+	return URDMA_EXEC_DONE;
+}
+
+/*
  * Execute the WQE in the scratch area.  @status is the requester's
  * completion status for URDMA_EXEC_DONE; @byte_len its length.
  */
@@ -544,7 +585,7 @@ enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 {
 	const struct urdma_send_wqe *wqe = &eng->scratch->swqe.hdr;
 	struct urdma_peer peer;
-	int nsrc, access, ret;
+	int nsrc, ret;
 	u32 devid;
 	u64 len;
 
@@ -595,31 +636,6 @@ enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 		*byte_len = len;
 		return URDMA_EXEC_DONE;
 	}
-	access = urdma_wqe_op(wqe->opcode)->remote_access;
-	if (peer.qp->ibqp.qp_type == IB_QPT_XRC_TGT && !peer.srq)
-		ret = IB_WC_REM_INV_REQ_ERR;	/* no such XRC SRQ: invalid XRCETH */
-	else if (access && !(READ_ONCE(peer.qp->attr.qp_access_flags) & access))
-		ret = IB_WC_REM_INV_REQ_ERR;
-	else
-		ret = urdma_exec_op(eng, qp, &peer, nsrc, len, byte_len);
-	if (ret == -EAGAIN)
-		return URDMA_EXEC_RNR;
-	if (ret == -EBUSY) {
-		/*
-		 * The responder's ODP pages are being faulted in: what its
-		 * RNR NAK says on the wire (the retries count), or for an
-		 * unreliable QP the message is lost.  Only a WQE's own pages
-		 * (urdma_exec_gather()) make it wait outside the budget.
-		 */
-		urdma_count(eng, URDMA_CNT_ODP_WAITS);
-		if (urdma_is_reliable(qp))
-			return URDMA_EXEC_RNR;
-		*status = IB_WC_SUCCESS;
-		*byte_len = len;
-		return URDMA_EXEC_DONE;
-	}
-	if (ret == IB_WC_REM_ACCESS_ERR || ret == IB_WC_REM_INV_REQ_ERR)
-		urdma_qp_set_error(peer.qp);
-	*status = ret;
-	return URDMA_EXEC_DONE;
+	return urdma_exec_at_peer(eng, qp, &peer, nsrc, len, status,
+				  byte_len);
 }

@@ -216,6 +216,71 @@ void urdma_build_grh(u8 *grh, const struct urdma_av *av, u32 len)
 		ip->check = ip_fast_csum((u8 *)ip, ip->ihl);
 }
 
+/*
+ * The receive WQE urdma_rq_peek() copied, for message @m: its fields, its
+ * keys (in PD @pdn), its room, and the pages the message will write and
+ * read, all before it is taken.  *@ndst: the scatter list, in s->dst.
+ * Return: IB_WC_SUCCESS, the receiver's error, or URDMA_WC_ODP_WAIT.
+ */
+static u8 urdma_recv_check(struct urdma_engine *eng, struct urdma_dev *rdev,
+			   u32 pdn, u32 max_sge, const struct urdma_msg *m,
+			   int *ndst)
+{
+	struct urdma_scratch *s = eng->scratch;
+	const struct urdma_recv_wqe *rwqe = &s->rwqe.hdr;
+	u64 need = (m->grh ? URDMA_GRH_LEN : 0) + (m->src ? m->len : 0);
+	u64 room;
+	u8 status;
+
+	if (rwqe->num_sge > max_sge || rwqe->reserved_48 ||
+	    rwqe->reserved_50 || rwqe->reserved_60)
+		return IB_WC_LOC_QP_OP_ERR;
+	status = urdma_lkey_sgl(rdev, pdn, (const struct urdma_sge *)(rwqe + 1),
+				rwqe->num_sge, IB_ACCESS_LOCAL_WRITE, s->dst,
+				ndst, &room);
+	if (status)
+		return status;
+	if (need > room)
+		return IB_WC_LOC_LEN_ERR;
+	switch (urdma_sgl_ready(s->dst, *ndst, need, true) ?:
+		urdma_sgl_ready(m->src, m->nsrc, m->src ? m->len : 0, false)) {
+	case 0:
+		return IB_WC_SUCCESS;
+	case -EAGAIN:
+		return URDMA_WC_ODP_WAIT;
+	default:
+		return IB_WC_LOC_PROT_ERR;
+	}
+}
+
+/*
+ * Message @m into the taken WQE's scatter list (@ndst entries in s->dst),
+ * and the rest of its CQE.  The pages were found in this pass: they are
+ * still there.
+ */
+static void urdma_recv_place(struct urdma_engine *eng,
+			     const struct urdma_msg *m, int ndst,
+			     struct urdma_cqe *cqe)
+{
+	struct urdma_sg *dst = eng->scratch->dst;
+
+	if (m->grh) {
+		struct urdma_sg grh = { .kva = (void *)m->grh,
+					.len = URDMA_GRH_LEN };
+
+		__urdma_copy(dst, ndst, &grh, 1, URDMA_GRH_LEN);
+		urdma_sgl_skip(dst, ndst, URDMA_GRH_LEN);
+		cqe->flags |= URDMA_CQE_GRH;
+		cqe->flags |= m->net_type << URDMA_CQE_NET_SHIFT;
+		cqe->sl = m->sl;
+	}
+	if (m->src && m->len)
+		__urdma_copy(dst, ndst, m->src, m->nsrc, m->len);
+	cqe->byte_len = (m->grh ? URDMA_GRH_LEN : 0) + m->len;
+	cqe->flags |= m->cqe_flags;
+	cqe->ex = m->ex;
+}
+
 /**
  * urdma_recv_msg - deliver a message that consumes a receive WQE
  * @eng: the engine
@@ -237,25 +302,21 @@ int urdma_recv_msg(struct urdma_engine *eng, struct urdma_qp *rqp,
 		   struct urdma_dev *rdev, const struct urdma_msg *m)
 {
 	struct urdma_scratch *s = eng->scratch;
-	const struct urdma_sge *sge = (const struct urdma_sge *)(&s->rwqe.hdr + 1);
 	struct urdma_cqe cqe = {};
-	u32 hdr = m->grh ? URDMA_GRH_LEN : 0;
 	struct urdma_srq *srq = m->srq ?: urdma_qp_srq(rqp);
 	/* An XRC SRQ's PD checks its WQEs' keys (its QP has none). */
 	u32 pdn = m->srq ? m->srq->pdn : urdma_qp_pdn(rqp);
-	u64 data = m->src ? m->len : 0;
-	struct urdma_sg *dst = s->dst;
-	u32 max_sge, num_sge, slot;
+	u32 max_sge, slot;
 	struct urdma_rq_ref rq;
 	int ndst, ret;
-	u64 room;
 	u8 status;
 
 	ret = urdma_rq_ref(rqp, srq, &rq, &max_sge);
 again:
 	if (!ret)
 		ret = urdma_rq_peek(eng, &rq, max_sge,
-				    m->grh ? hdr + m->len : 0, &slot);
+				    m->grh ? URDMA_GRH_LEN + m->len : 0,
+				    &slot);
 	if (ret == -EMSGSIZE)
 		return ret;	/* UD: dropped */
 	if (ret == -EAGAIN)
@@ -269,33 +330,16 @@ again:
 	cqe.wr_id = s->rwqe.hdr.wr_id;
 	cqe.src_qp = m->src_qp;
 	cqe.opcode = m->cqe_opcode;
-	num_sge = s->rwqe.hdr.num_sge;
-	if (num_sge > max_sge || s->rwqe.hdr.reserved_48 ||
-	    s->rwqe.hdr.reserved_50 || s->rwqe.hdr.reserved_60) {
-		status = IB_WC_LOC_QP_OP_ERR;
-		goto fail;
-	}
-	status = urdma_lkey_sgl(rdev, pdn, sge, num_sge,
-				IB_ACCESS_LOCAL_WRITE, dst, &ndst, &room);
+	status = urdma_recv_check(eng, rdev, pdn, max_sge, m, &ndst);
+	/*
+	 * Pages it needs are faulted in.  A reliable sender waits for them;
+	 * an unreliable message is lost, as on the wire, so that a receiver
+	 * cannot hold its sender up.
+	 */
+	if (status == URDMA_WC_ODP_WAIT)
+		return m->rc ? -EBUSY : IB_WC_SUCCESS;
 	if (status)
 		goto fail;
-	if (hdr + data > room) {
-		status = IB_WC_LOC_LEN_ERR;
-		goto fail;
-	}
-	/*
-	 * Every page it writes or reads, before the WQE is taken.  A reliable
-	 * sender waits for them; an unreliable message is lost, as on the
-	 * wire, so that a receiver cannot hold its sender up.
-	 */
-	ret = urdma_sgl_ready(dst, ndst, hdr + data, true) ?:
-	      urdma_sgl_ready(m->src, m->nsrc, data, false);
-	if (ret == -EAGAIN)
-		return m->rc ? -EBUSY : IB_WC_SUCCESS;
-	if (ret) {
-		status = IB_WC_LOC_PROT_ERR;
-		goto fail;
-	}
 	if (!urdma_rq_commit(&rq, slot))
 		goto again;	/* another engine took it */
 	/*
@@ -307,24 +351,7 @@ again:
 		urdma_complete_recv(eng, rqp, srq, &cqe, false);
 		return IB_WC_REM_INV_REQ_ERR;
 	}
-
-	/* (The pages were found in this pass: they are still there.) */
-	if (m->grh) {
-		struct urdma_sg grh = { .kva = (void *)m->grh,
-					.len = URDMA_GRH_LEN };
-
-		__urdma_copy(dst, ndst, &grh, 1, URDMA_GRH_LEN);
-		urdma_sgl_skip(dst, ndst, URDMA_GRH_LEN);
-		cqe.flags |= URDMA_CQE_GRH;
-		cqe.flags |= m->net_type << URDMA_CQE_NET_SHIFT;
-		cqe.sl = m->sl;
-	}
-	if (m->src && m->len)
-		__urdma_copy(dst, ndst, m->src, m->nsrc, m->len);
-
-	cqe.byte_len = hdr + m->len;
-	cqe.flags |= m->cqe_flags;
-	cqe.ex = m->ex;
+	urdma_recv_place(eng, m, ndst, &cqe);
 	urdma_complete_recv(eng, rqp, srq, &cqe, m->solicited);
 	return IB_WC_SUCCESS;
 

@@ -125,6 +125,71 @@ static void urdma_resp_nak(struct urdma_engine *eng, struct urdma_qp *qp,
 	urdma_resp_flush(eng, qp);
 }
 
+/*
+ * A SEND's first packet: the receive WQE it consumes, from @srq (NULL: the
+ * RQ) into w->resp.rwqe, or the one held for it across an ODP wait.  One
+ * held for another XRC SRQ than this packet names (not the same message
+ * after all) is flushed to its own SRQ first.  Return: 0; -EAGAIN (RNR);
+ * -EIO (the ring is garbage: the QP failed); or a status (> 0) that
+ * completes the WQE taken at once.
+ */
+static int urdma_resp_send_first(struct urdma_engine *eng,
+				 struct urdma_qp *qp, struct urdma_srq *srq)
+{
+	struct urdma_wire *w = qp->wire;
+	const struct urdma_recv_wqe *rwqe = (const void *)w->resp.rwqe;
+	u32 max_sge;
+	int ret;
+
+	if (w->resp.rwqe_held && qp->ibqp.qp_type == IB_QPT_XRC_TGT &&
+	    w->resp.xrc_serial != w->resp.held_serial)
+		urdma_resp_flush(eng, qp);
+	if (!w->resp.rwqe_held) {
+		ret = urdma_take_recv(eng, qp, srq, &max_sge, 0);
+		if (ret == -EAGAIN)
+			return -EAGAIN;
+		if (ret) {
+			urdma_qp_fatal(qp);
+			return -EIO;
+		}
+		memcpy(w->resp.rwqe, eng->scratch->rwqe.raw, URDMA_MAX_STRIDE);
+		if (rwqe->num_sge > max_sge)
+			return IB_WC_LOC_QP_OP_ERR;
+	}
+	w->resp.rwqe_held = false;
+	w->resp.msg_off = 0;
+	w->resp.in_send = true;
+	return 0;
+}
+
+/*
+ * The rest of a SEND's receive CQE at its last packet: its length, and
+ * the immediate or the invalidated key (invalidated here).  Return: 0, or
+ * IB_WC_REM_INV_REQ_ERR for a key that cannot be invalidated.
+ */
+static u8 urdma_resp_send_last(struct urdma_qp *qp,
+			       const struct urdma_pkt *pkt,
+			       struct urdma_cqe *cqe)
+{
+	struct urdma_wire *w = qp->wire;
+	__be32 key;
+
+	cqe->opcode = URDMA_CQE_RECV;
+	cqe->byte_len = w->resp.msg_off;
+	cqe->src_qp = qp->attr.dest_qp_num;
+	if (pkt->flags & URDMA_PF_IMM) {
+		memcpy(&cqe->ex, urdma_pkt_hdr(pkt, URDMA_H_IMM), 4);
+		cqe->flags |= URDMA_CQE_IMM;
+	} else if (pkt->flags & URDMA_PF_IETH) {
+		memcpy(&key, urdma_pkt_hdr(pkt, URDMA_H_IETH), 4);
+		cqe->ex = be32_to_cpu(key);
+		if (!urdma_invalidate(qp, w->resp.pdn, cqe->ex, true))
+			return IB_WC_REM_INV_REQ_ERR;
+		cqe->flags |= URDMA_CQE_INV;
+	}
+	return 0;
+}
+
 /* A SEND packet's payload: consumes a receive WQE at its first packet. */
 static int urdma_resp_send(struct urdma_engine *eng, struct urdma_qp *qp,
 			   const struct urdma_pkt *pkt)
@@ -138,38 +203,18 @@ static int urdma_resp_send(struct urdma_engine *eng, struct urdma_qp *qp,
 				.len = pkt->paylen };
 	struct urdma_srq *srq = w->resp.srq ?: urdma_qp_srq(qp);
 	struct urdma_cqe cqe = {};
-	u32 max_sge;
 	int nsg, ret;
 	u64 room;
 	u8 status;
 
-	/*
-	 * A first packet sent again after an ODP wait finds its WQE held;
-	 * one that names another XRC SRQ (not the same message after all)
-	 * has the held WQE flushed to its own SRQ first.
-	 */
-	if ((pkt->flags & URDMA_PF_FIRST) && w->resp.rwqe_held &&
-	    qp->ibqp.qp_type == IB_QPT_XRC_TGT &&
-	    w->resp.xrc_serial != w->resp.held_serial)
-		urdma_resp_flush(eng, qp);
-	if ((pkt->flags & URDMA_PF_FIRST) && !w->resp.rwqe_held) {
-		ret = urdma_take_recv(eng, qp, srq, &max_sge, 0);
-		if (ret == -EAGAIN)
-			return -EAGAIN;		/* RNR */
+	if (pkt->flags & URDMA_PF_FIRST) {
+		ret = urdma_resp_send_first(eng, qp, srq);
+		if (ret < 0)
+			return ret;
 		if (ret) {
-			urdma_qp_fatal(qp);
-			return -EIO;
-		}
-		memcpy(w->resp.rwqe, s->rwqe.raw, URDMA_MAX_STRIDE);
-		if (rwqe->num_sge > max_sge) {
-			cqe.status = IB_WC_LOC_QP_OP_ERR;
+			cqe.status = ret;
 			goto complete;
 		}
-	}
-	if (pkt->flags & URDMA_PF_FIRST) {
-		w->resp.rwqe_held = false;
-		w->resp.msg_off = 0;
-		w->resp.in_send = true;
 	}
 	cqe.wr_id = rwqe->wr_id;
 	status = urdma_lkey_sgl(udev, w->resp.pdn, sge, rwqe->num_sge,
@@ -204,23 +249,9 @@ static int urdma_resp_send(struct urdma_engine *eng, struct urdma_qp *qp,
 	if (!(pkt->flags & URDMA_PF_LAST))
 		return 0;
 
-	cqe.opcode = URDMA_CQE_RECV;
-	cqe.byte_len = w->resp.msg_off;
-	cqe.src_qp = qp->attr.dest_qp_num;
-	if (pkt->flags & URDMA_PF_IMM) {
-		memcpy(&cqe.ex, urdma_pkt_hdr(pkt, URDMA_H_IMM), 4);
-		cqe.flags |= URDMA_CQE_IMM;
-	} else if (pkt->flags & URDMA_PF_IETH) {
-		__be32 key;
-
-		memcpy(&key, urdma_pkt_hdr(pkt, URDMA_H_IETH), 4);
-		cqe.ex = be32_to_cpu(key);
-		if (!urdma_invalidate(qp, w->resp.pdn, cqe.ex, true)) {
-			cqe.status = IB_WC_REM_INV_REQ_ERR;
-			goto complete;
-		}
-		cqe.flags |= URDMA_CQE_INV;
-	}
+	cqe.status = urdma_resp_send_last(qp, pkt, &cqe);
+	if (cqe.status)
+		goto complete;
 	w->resp.in_send = false;
 	urdma_complete_recv(eng, qp, srq, &cqe, pkt->se);
 	return 0;
