@@ -11,11 +11,14 @@ namespace urdma::test {
 
 class Mapping {
 public:
-	Mapping(size_t len, int prot = PROT_READ | PROT_WRITE, int flags = 0)
+	// @populate: fault every page in now (else nothing is touched yet).
+	Mapping(size_t len, int prot = PROT_READ | PROT_WRITE, int flags = 0,
+		bool populate = true)
 		: len_(len)
 	{
 		void *p = mmap(nullptr, len, prot,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE | flags,
+			       MAP_PRIVATE | MAP_ANONYMOUS |
+				       (populate ? MAP_POPULATE : 0) | flags,
 			       -1, 0);
 		addr_ = p == MAP_FAILED ? nullptr : static_cast<char *>(p);
 	}
@@ -30,6 +33,8 @@ public:
 	char *get() const { return addr_; }
 	size_t size() const { return len_; }
 	explicit operator bool() const { return addr_ != nullptr; }
+	// The caller unmapped or moved it itself.
+	void forget() { addr_ = nullptr; }
 
 private:
 	size_t len_;

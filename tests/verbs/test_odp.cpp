@@ -5,6 +5,7 @@
 // afterwards (munmap, MADV_DONTNEED, mremap, fork's copy-on-write).
 #include "datapath.hpp"
 #include "fixture.hpp"
+#include "mapping.hpp"
 #include "verbs.hpp"
 
 #include <gtest/gtest.h>
@@ -32,31 +33,14 @@ constexpr int kOdp = IBV_ACCESS_ON_DEMAND | kRemoteAccess;
 constexpr size_t kPage = 4096;
 
 // Anonymous memory that nothing has touched: no page is there yet.
-class Anon {
+class Anon : public Mapping {
 public:
-	explicit Anon(size_t len) : len_(len)
+	explicit Anon(size_t len)
+		: Mapping(len, PROT_READ | PROT_WRITE, 0, false)
 	{
-		void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		p_ = p == MAP_FAILED ? nullptr : static_cast<uint8_t *>(p);
 	}
-	~Anon()
-	{
-		if (p_)
-			munmap(p_, len_);
-	}
-	Anon(const Anon &) = delete;
-	Anon &operator=(const Anon &) = delete;
-
-	uint8_t *data() const { return p_; }
-	size_t size() const { return len_; }
-	uint64_t addr(size_t off = 0) const { return uintptr_t(p_) + off; }
-	// Forget the mapping (the test unmapped or moved it).
-	void forget() { p_ = nullptr; }
-
-private:
-	size_t len_;
-	uint8_t *p_;
+	uint8_t *data() const { return reinterpret_cast<uint8_t *>(get()); }
+	uint64_t addr(size_t off = 0) const { return uintptr_t(get()) + off; }
 };
 
 // Resident pages of [p, p + len) (mincore).
