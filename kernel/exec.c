@@ -387,15 +387,9 @@ static u8 urdma_exec_gather(struct urdma_engine *eng, struct urdma_qp *qp,
 	    *len > ib_mtu_enum_to_int(urdma_mtu_from_netdev(udev->ndev->mtu)))
 		return IB_WC_LOC_LEN_ERR;
 	/* The local side's ODP pages, there for the rest of the pass. */
-	switch (urdma_sgl_ready(eng->scratch->src, *nsrc, *len,
-				access & IB_ACCESS_LOCAL_WRITE)) {
-	case 0:
-		return IB_WC_SUCCESS;
-	case -EAGAIN:
-		return URDMA_WC_ODP_WAIT;
-	default:
-		return IB_WC_LOC_PROT_ERR;
-	}
+	return urdma_ready_status(urdma_sgl_ready(eng->scratch->src, *nsrc,
+						  *len,
+						  access & IB_ACCESS_LOCAL_WRITE));
 }
 
 /*

@@ -83,6 +83,17 @@ struct urdma_msg {
  * and the WQE or packet waits for them (a u8 status's -EAGAIN).
  */
 #define URDMA_WC_ODP_WAIT	0xff
+/*
+ * urdma_sgl_ready()'s answer for the local side of a WQE: IB_WC_SUCCESS,
+ * URDMA_WC_ODP_WAIT while the pages come, or IB_WC_LOC_PROT_ERR.
+ */
+static inline u8 urdma_ready_status(int ret)
+{
+	if (!ret)
+		return IB_WC_SUCCESS;
+	return ret == -EAGAIN ? URDMA_WC_ODP_WAIT : IB_WC_LOC_PROT_ERR;
+}
+
 /* ... and looks again this often (the work item that faults wakes it too). */
 #define URDMA_ODP_WAIT_NS	(50 * NSEC_PER_USEC)
 /*

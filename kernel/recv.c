@@ -242,15 +242,9 @@ static u8 urdma_recv_check(struct urdma_engine *eng, struct urdma_dev *rdev,
 		return status;
 	if (need > room)
 		return IB_WC_LOC_LEN_ERR;
-	switch (urdma_sgl_ready(s->dst, *ndst, need, true) ?:
-		urdma_sgl_ready(m->src, m->nsrc, m->src ? m->len : 0, false)) {
-	case 0:
-		return IB_WC_SUCCESS;
-	case -EAGAIN:
-		return URDMA_WC_ODP_WAIT;
-	default:
-		return IB_WC_LOC_PROT_ERR;
-	}
+	return urdma_ready_status(urdma_sgl_ready(s->dst, *ndst, need, true) ?:
+				  urdma_sgl_ready(m->src, m->nsrc,
+						  m->src ? m->len : 0, false));
 }
 
 /*

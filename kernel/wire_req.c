@@ -237,14 +237,10 @@ static u8 urdma_req_data_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
 	if (pay) {
 		/* Its ODP pages, there until the pass ends (or asked for). */
 		urdma_sgl_skip(s->src, nsrc, w->req.off);
-		switch (urdma_sgl_ready(s->src, nsrc, pay, false)) {
-		case 0:
-			break;
-		case -EAGAIN:
-			return URDMA_WC_ODP_WAIT;
-		default:
-			return IB_WC_LOC_PROT_ERR;
-		}
+		status = urdma_ready_status(urdma_sgl_ready(s->src, nsrc, pay,
+							    false));
+		if (status)
+			return status;
 	}
 	*last = w->req.off + pay >= f->len;
 	opcode = urdma_req_opcode(wqe->opcode, first, *last);
@@ -303,15 +299,10 @@ static u8 urdma_req_dst_ready(struct urdma_engine *eng, struct urdma_qp *qp,
 	if (urdma_wqe_gather(eng, qp, IB_ACCESS_LOCAL_WRITE, &nsg, &len))
 		return 0;
 	/* The first pages; each response looks for its own again. */
-	switch (urdma_sgl_ready(s->src, nsg, min_t(u64, len, URDMA_ODP_AHEAD),
-				true)) {
-	case 0:
-		return 0;
-	case -EAGAIN:
-		return URDMA_WC_ODP_WAIT;
-	default:
-		return IB_WC_LOC_PROT_ERR;
-	}
+	return urdma_ready_status(urdma_sgl_ready(s->src, nsg,
+						  min_t(u64, len,
+							URDMA_ODP_AHEAD),
+						  true));
 }
 
 /*
