@@ -169,6 +169,7 @@ enum urdma_exec_result urdma_exec(struct urdma_engine *eng,
 /* recv.c: receive WQEs and the messages delivered into them */
 int urdma_take_recv(struct urdma_engine *eng, struct urdma_qp *qp,
 		    struct urdma_srq *srq, u32 *max_sge, u64 need);
+bool urdma_rwqe_valid(const struct urdma_recv_wqe *rwqe, u32 max_sge);
 struct urdma_srq *urdma_qp_srq(const struct urdma_qp *qp);
 void urdma_complete_recv(struct urdma_engine *eng, struct urdma_qp *qp,
 			 struct urdma_srq *srq, struct urdma_cqe *cqe,

@@ -177,6 +177,18 @@ int urdma_take_recv(struct urdma_engine *eng, struct urdma_qp *qp,
 	return ret;
 }
 
+/*
+ * Is the receive WQE copied from its ring well formed for a queue whose
+ * WQEs hold @max_sge SGEs?  (Its keys are checked later.)  The one check,
+ * for the local path and the wire alike, as urdma_wqe_valid() is for send
+ * WQEs: reserved fields must be zero, so that they can gain a meaning.
+ */
+bool urdma_rwqe_valid(const struct urdma_recv_wqe *rwqe, u32 max_sge)
+{
+	return rwqe->num_sge <= max_sge && !rwqe->reserved_48 &&
+	       !rwqe->reserved_50 && !rwqe->reserved_60;
+}
+
 /* The SRQ of @qp, if it has one. */
 struct urdma_srq *urdma_qp_srq(const struct urdma_qp *qp)
 {
@@ -232,8 +244,7 @@ static u8 urdma_recv_check(struct urdma_engine *eng, struct urdma_dev *rdev,
 	u64 room;
 	u8 status;
 
-	if (rwqe->num_sge > max_sge || rwqe->reserved_48 ||
-	    rwqe->reserved_50 || rwqe->reserved_60)
+	if (!urdma_rwqe_valid(rwqe, max_sge))
 		return IB_WC_LOC_QP_OP_ERR;
 	status = urdma_lkey_sgl(rdev, pdn, (const struct urdma_sge *)(rwqe + 1),
 				rwqe->num_sge, IB_ACCESS_LOCAL_WRITE, s->dst,

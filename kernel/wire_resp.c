@@ -153,7 +153,7 @@ static int urdma_resp_send_first(struct urdma_engine *eng,
 			return -EIO;
 		}
 		memcpy(w->resp.rwqe, eng->scratch->rwqe.raw, URDMA_MAX_STRIDE);
-		if (rwqe->num_sge > max_sge)
+		if (!urdma_rwqe_valid(rwqe, max_sge))
 			return IB_WC_LOC_QP_OP_ERR;
 	}
 	w->resp.rwqe_held = false;
@@ -211,12 +211,12 @@ static int urdma_resp_send(struct urdma_engine *eng, struct urdma_qp *qp,
 		ret = urdma_resp_send_first(eng, qp, srq);
 		if (ret < 0)
 			return ret;
-		if (ret) {
-			cqe.status = ret;
-			goto complete;
-		}
+		cqe.status = ret;
 	}
+	/* The WQE this message took, whether it can be used or not. */
 	cqe.wr_id = rwqe->wr_id;
+	if (cqe.status)
+		goto complete;
 	status = urdma_lkey_sgl(udev, w->resp.pdn, sge, rwqe->num_sge,
 				IB_ACCESS_LOCAL_WRITE, s->dst, &nsg, &room);
 	if (status) {

@@ -341,6 +341,75 @@ def xrc_case(ctx, pd, cq, gid_index, rc_qpn):
     xrcd.close()
 
 
+def poke_rwqe(wr_id, sge_addr, off, data):
+    """Writes @data at byte @off of the receive WQE posted with @wr_id (one
+    SGE at @sge_addr), in slot 0 of liburdma's RQ ring: what a process may
+    do to its own ring after ibv_post_recv, before a message takes the WQE.
+    The ring is page aligned (posix_memalign), so only a page-aligned match
+    is the WQE, never a copy in some Python object.  Returns the matches."""
+    head = struct.pack("<QB7x", wr_id, 1)
+    sge = struct.pack("<Q", sge_addr)
+    hits = []
+    with open("/proc/self/maps") as maps, \
+            open("/proc/self/mem", "r+b", buffering=0) as mem:
+        for line in maps:
+            f = line.split()
+            lo, hi = (int(x, 16) for x in f[0].split("-"))
+            if not f[1].startswith("rw") or hi - lo > 64 << 20:
+                continue
+            for a in range(lo, hi, 4096):
+                try:
+                    mem.seek(a)
+                    b = mem.read(24)
+                except OSError:
+                    break
+                if b == head + sge:
+                    hits.append(a)
+        for a in hits:
+            mem.seek(a + off)
+            mem.write(data)
+    return len(hits)
+
+
+def garbage_rwqe_case(gid_index):
+    """A receive WQE whose header the process garbled after posting it (a
+    reserved bit set, or more SGEs than the queue holds): a SEND from the
+    peer that takes it completes it with LOC_QP_OP_ERR and its own wr_id,
+    as on the local path, and the reserved bits stay free to gain a
+    meaning."""
+    for name, off, data in (("a reserved bit", 9, b"\x01"),
+                            ("255 SGEs", 8, b"\xff")):
+        ctx, pd, cq, qp, mr, _ = live_qp(gid_index)
+        wr_id = 0x5EED0000 + off
+        qp.post_recv(RecvWR(wr_id=wr_id, num_sge=1,
+                            sg=[SGE(mr.buf, 64, mr.lkey)]))
+        hits = poke_rwqe(wr_id, mr.buf, off, data)
+        cap = roce.Capture(TX_IF, DST_IP)
+        send([frame(bth(roce.RC_SEND_ONLY, qp.qp_num, 1000) + b"g" * 8)])
+        wcs = []
+        end = time.time() + 10
+        while not wcs and time.time() < end:
+            n, got = cq.poll()
+            if n > 0:
+                wcs = got[:n]
+            else:
+                time.sleep(0.05)
+        naks = [p for p in cap.packets(0.5) if p["opcode"] == roce.RC_ACK
+                and p["payload"][:1] and p["payload"][0] >> 5 == 3]
+        cap.close()
+        tap(hits == 1 and len(wcs) == 1 and wcs[0].wr_id == wr_id and
+            wcs[0].status == e.IBV_WC_LOC_QP_OP_ERR and naks,
+            f"a receive WQE with {name} completes in LOC_QP_OP_ERR with its "
+            "wr_id, and the peer is NAKed",
+            f"{hits} WQE found, completions "
+            f"{[(hex(w.wr_id), w.status) for w in wcs]}, {len(naks)} NAKs")
+        qp.close()
+        mr.close()
+        cq.close()
+        pd.close()
+        ctx.close()
+
+
 def ud_qp(pd, cq):
     """A UD QP in RTS, a target for UD frames (with no receive posted, UD
     drops what arrives)."""
@@ -420,6 +489,7 @@ def main():
          [frame(bth(roce.CNP, qpn, 0) + b"\0" * n)
           for n in (0, 4, 12, 20, 32) * 4], {"rx_drops": 20})
     probe_case(gid_index)
+    garbage_rwqe_case(gid_index)
     xrc_case(ctx, pd, cq, gid_index, qpn)
     try:
         ce_case(qpn, True)
