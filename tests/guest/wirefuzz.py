@@ -248,6 +248,17 @@ def xrceth(srqn):
     return struct.pack("!I", srqn & 0xFFFFFF)
 
 
+def poll_some(cq, timeout=10):
+    """The first completions @cq gives within @timeout seconds, or []."""
+    end = time.time() + timeout
+    while time.time() < end:
+        n, wcs = cq.poll()
+        if n > 0:
+            return wcs[:n]
+        time.sleep(0.05)
+    return []
+
+
 def xrc_case(ctx, pd, cq, gid_index, rc_qpn):
     """An XRC_RECV QP connected to 10.77.0.99 and an XRC SRQ of its domain:
     a SEND naming the SRQ lands in it; the XRC transport reaches no RC QP,
@@ -297,14 +308,7 @@ def xrc_case(ctx, pd, cq, gid_index, rc_qpn):
     good = bth(XRC_SEND_ONLY, tq, 3000) + xrceth(sn) + b"x" * 40
     case("an XRC SEND to the target, naming its SRQ", [frame(good)],
          {"rx_pkts": 1})
-    wc = []
-    end = time.time() + 10
-    while not wc and time.time() < end:
-        npolled, wcs = scq.poll()
-        if npolled > 0:
-            wc = wcs
-        else:
-            time.sleep(0.05)
+    wc = poll_some(scq)
     tap(len(wc) == 1 and wc[0].status == e.IBV_WC_SUCCESS and
         wc[0].qp_num == tq and wc[0].byte_len == 40 and
         mr.read(40, 0) == b"x" * 40,
@@ -386,21 +390,14 @@ def garbage_rwqe_case(gid_index):
         hits = poke_rwqe(wr_id, mr.buf, off, data)
         cap = roce.Capture(TX_IF, DST_IP)
         send([frame(bth(roce.RC_SEND_ONLY, qp.qp_num, 1000) + b"g" * 8)])
-        wcs = []
-        end = time.time() + 10
-        while not wcs and time.time() < end:
-            n, got = cq.poll()
-            if n > 0:
-                wcs = got[:n]
-            else:
-                time.sleep(0.05)
+        wcs = poll_some(cq)
         naks = [p for p in cap.packets(0.5) if p["opcode"] == roce.RC_ACK
-                and p["payload"][:1] and p["payload"][0] >> 5 == 3]
+                and p["payload"][:1] == bytes([roce.AETH_NAK_INV_REQ])]
         cap.close()
         tap(hits == 1 and len(wcs) == 1 and wcs[0].wr_id == wr_id and
             wcs[0].status == e.IBV_WC_LOC_QP_OP_ERR and naks,
             f"a receive WQE with {name} completes in LOC_QP_OP_ERR with its "
-            "wr_id, and the peer is NAKed",
+            "wr_id, and the peer is NAKed (invalid request)",
             f"{hits} WQE found, completions "
             f"{[(hex(w.wr_id), w.status) for w in wcs]}, {len(naks)} NAKs")
         qp.close()
