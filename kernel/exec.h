@@ -3,8 +3,8 @@
  * The engine's internals, shared by its stages: sched.c (a QP's turn),
  * exec.c (a send WQE on the local path), recv.c (receive WQEs), complete.c
  * (CQEs), mem.c (keys and copies), wire.c (UD datagrams and the receive
- * demux) and wire_rc.c (RC and UC; with wire_req.c, wire_comp.c and
- * wire_resp.c).
+ * demux) and wire_rc.c (RC and UC; with wire_req*.c, wire_comp.c and
+ * wire_resp*.c).
  */
 #ifndef URDMA_EXEC_H
 #define URDMA_EXEC_H

@@ -171,10 +171,10 @@ void urdma_cc_timeout(struct urdma_cc *cc, u32 psn_max);
 
 /**
  * struct urdma_wire - an RC or UC QP's transport state, by role
- * @req: the requester's (wire_req.c)
+ * @req: the requester's (wire_req.c, wire_req_retx.c)
  * @cc: the requester's congestion control (wire_cc.c)
  * @comp: the completer's (wire_comp.c)
- * @resp: the responder's (wire_resp.c)
+ * @resp: the responder's (wire_resp.c, wire_resp_read.c)
  * @cnp_at: when the last CNP for a CE-marked packet went out (wire.c)
  *
  * Only the QP's engine thread touches it, except urdma_wire_reset() (with

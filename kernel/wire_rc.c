@@ -14,7 +14,7 @@
  * Recovery is go-back-N: a sequence NAK, an RNR NAK (after the RNR timer)
  * or the local ACK timeout restarts transmission at the PSN concerned,
  * within the WQE that holds it; an adaptive RTO that runs out first sends
- * the last packet again as a probe (wire_req.c).  Completions are in SQ
+ * the last packet again as a probe (wire_req_retx.c).  Completions are in SQ
  * order.
  *
  * Responder.  Packets are taken in PSN order.  An early PSN (a duplicate)
@@ -40,10 +40,11 @@
  *
  * Files.  This one: the wire state's lifetime, building packets and the
  * QP's turn in a pass.  wire.c hands a received packet to the completer or
- * the responder.  wire_req.c is the requester (transmit, go-back, the
- * retransmit timer), wire_comp.c the completer (ACKs, NAKs and responses;
- * completions in SQ order), wire_resp.c the responder; wire_rc.h is what
- * they share.
+ * the responder.  wire_req.c is the requester (transmit) and
+ * wire_req_retx.c its go-back-N and retransmit timer, wire_comp.c the
+ * completer (ACKs, NAKs and responses; completions in SQ order),
+ * wire_resp.c the responder and wire_resp_read.c its resource cache (READs
+ * and atomics); wire_rc.h is what they share.
  */
 #include <linux/slab.h>
 #include <linux/vmalloc.h>

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * What the RC transport's files share: wire_rc.c (lifetime, packets, the
- * demux and a QP's turn), wire_req.c (the requester), wire_comp.c (the
- * completer) and wire_resp.c (the responder).  Nothing else includes it.
+ * demux and a QP's turn), wire_req.c and wire_req_retx.c (the requester),
+ * wire_comp.c (the completer), and wire_resp.c and wire_resp_read.c (the
+ * responder).  Nothing else includes it.
  */
 #ifndef URDMA_WIRE_RC_H
 #define URDMA_WIRE_RC_H
@@ -62,6 +63,27 @@ static inline u8 urdma_syn_nak(u8 code)
 	       FIELD_PREP(URDMA_SYN_VAL, code);
 }
 
+/*
+ * The responder as key checks see it: the QP, and the PD of the request
+ * (w->resp.pdn: the QP's, or for XRC the named SRQ's).
+ */
+static inline void urdma_resp_peer(struct urdma_qp *qp, u32 pdn,
+				   struct urdma_peer *peer)
+{
+	peer->dev = to_udev(qp->ibqp.device);
+	peer->qp = qp;
+	peer->srq = NULL;
+	peer->pdn = pdn;
+}
+
+/* FLUSH and ATOMIC_WRITE take a responder resource, as READs do. */
+static inline bool
+urdma_pkt_is_flush_or_atomic_write(const struct urdma_pkt *pkt)
+{
+	return (pkt->flags & URDMA_PF_FLUSH) ||
+	       (pkt->opcode & URDMA_OP_MASK) == URDMA_OP_ATOMIC_WRITE;
+}
+
 /* PSNs a message of @len spans; a READ request spans its responses. */
 static inline u32 urdma_msg_npsn(u8 op, u32 len, u32 mtu)
 {
@@ -91,15 +113,31 @@ int urdma_wire_send(struct urdma_engine *eng, struct urdma_qp *qp,
 		    struct urdma_tx *tx);
 
 /* wire_req.c: the requester */
-void urdma_req_progress(struct urdma_qp *qp);
 int urdma_req_run(struct urdma_engine *eng, struct urdma_qp *qp);
+u8 urdma_req_pkt(struct urdma_engine *eng, struct urdma_qp *qp,
+		 struct urdma_inflight *f, bool *wqe_sent, bool *dropped);
+u32 urdma_req_rd_count(struct urdma_qp *qp);
+
+/* wire_req_retx.c: its retransmission */
+void urdma_req_progress(struct urdma_qp *qp);
+u64 urdma_rto_ceil_ns(const struct urdma_qp *qp);
+void urdma_req_arm(struct urdma_qp *qp);
+bool urdma_req_timers(struct urdma_engine *eng, struct urdma_qp *qp, ktime_t now);
 
 /* wire_resp.c: the responder */
-void urdma_resp_dup(struct urdma_engine *eng, struct urdma_qp *qp,
-		    const struct urdma_pkt *pkt);
 int urdma_resp_flush_ack(struct urdma_engine *eng, struct urdma_qp *qp);
-int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp);
+void urdma_resp_ack_later(struct urdma_wire *w, u8 syn, u32 psn);
 void urdma_resp_rx(struct urdma_engine *eng, struct urdma_qp *qp,
 		   const struct urdma_pkt *pkt);
+
+/* wire_resp_read.c: its resource cache */
+bool urdma_resp_reads_before(const struct urdma_wire *w, u32 psn);
+int urdma_resp_rd(struct urdma_engine *eng, struct urdma_qp *qp,
+		  const struct urdma_pkt *pkt);
+int urdma_resp_flush_or_atomic_write(struct urdma_qp *qp,
+				     const struct urdma_pkt *pkt);
+void urdma_resp_dup(struct urdma_engine *eng, struct urdma_qp *qp,
+		    const struct urdma_pkt *pkt);
+int urdma_resp_reads(struct urdma_engine *eng, struct urdma_qp *qp);
 
 #endif /* URDMA_WIRE_RC_H */
