@@ -67,6 +67,8 @@ lane_build() {
 	tap_cmd "urdma.ko builds warning-free for $(kver_61)" build_clean "$(kver_61)"
 	tap_cmd "sparse (C=2) is clean on $(kver_612)" sparse_clean
 	"$TOP/scripts/checkpatch.sh"
+	# docs/architecture.md's limits: file and function sizes, opcode switches
+	python3 "$TOP/scripts/arch-limits.py" "$TOP"
 }
 
 dkms_build() {
