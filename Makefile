@@ -59,7 +59,7 @@ help:
 	@echo '  make check           every test lane; ends with "N passed, N failed"'
 	@echo '  make soak            the fuzz lane for SOAK_SECONDS (default 900) per'
 	@echo '                       fuzzer, not 60 as in make check'
-	@echo '  make bench           urdma, rxe, siw (and real clients against TCP)'
+	@echo '  make bench           urdma, rxe, siw, TCP; clients; two guests'
 	@echo '                       side by side in one guest;'
 	@echo '                       writes docs/bench/ (BENCH_ARGS=--quick: smoke)'
 	@echo '  make deb             Debian 12 packages for a real machine, in build/deb/:'

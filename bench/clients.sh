@@ -166,15 +166,6 @@ ucx_bench() {
 	done
 }
 
-# qperf_val OUT: qperf's one figure in usec or MB/s.
-qperf_val() {
-	awk '/(latency|bw) +=/ {
-		v = $3; u = $4
-		if (u == "ns") v /= 1000; else if (u == "ms") v *= 1000
-		else if (u == "GB/sec") v *= 1000; else if (u == "KB/sec") v /= 1000
-		printf "%.2f", v; found = 1 }
-		END { exit !found }' <<<"$1"
-}
 qperf_bench() {
 	local spid k out t
 	qperf >"$LOGS/qperf.server" 2>&1 &

@@ -17,6 +17,8 @@
 #   urdma  wire   urdma_w0 on veth4 (10.79.0.1) to urdma_w1 on veth5
 #                 (10.79.0.2) in network namespace "wire": RoCEv2 packets
 #                 through the veth pair (docs/engine.md, the local path)
+#   tcp    wire   qperf's TCP stream and TCP and UDP ping-pongs over that
+#                 same veth pair, between the same two namespaces
 # Last, real clients on urdma0, rxe0 and siw0 and over TCP (clients.sh).
 # rxe has no wire path in one boot: its UDP socket exists only in the
 # initial namespace, and within it the IP layer carries a datagram to a
@@ -248,6 +250,42 @@ matrix() {
 	done
 }
 
+# tcp_wire: the wire path's own peers on the same veth pair, between the
+# same two namespaces (qperf, its server in "wire"): a TCP stream of 64 KiB
+# messages, and TCP and UDP ping-pongs of 2 bytes (one-way latency, as
+# perftest's).  Records: dev tcp or udp, path wire, test stream or
+# pingpong.
+tcp_wire() {
+	local spid proto t out v secs=5 port=19766
+	[ "$QUICK" = 1 ] && secs=2
+	ip netns exec wire qperf -lp $port >"$LOGS/qperf-wire.server" 2>&1 &
+	spid=$!
+	if ! wait_for 30 tcp_listening $port "$spid"; then
+		say "tcp/wire: the qperf server did not listen"
+		FAILS=$((FAILS + 1))
+		return
+	fi
+	for t in tcp_bw tcp_lat udp_lat; do
+		proto=${t%_*}
+		if [ $t = tcp_bw ]; then
+			out=$(timeout 60 qperf 10.79.0.2 -lp $port -t $secs -m 65536 $t 2>&1)
+		else
+			out=$(timeout 60 qperf 10.79.0.2 -lp $port -t $secs -m 2 $t 2>&1)
+		fi
+		if ! v=$(qperf_val "$out"); then
+			say "tcp/wire: FAILED: qperf $t: $(tr -s '\n' ' ' <<<"$out")"
+			FAILS=$((FAILS + 1))
+		elif [ $t = tcp_bw ]; then
+			emit "{\"dev\":\"$proto\",\"path\":\"wire\",\"test\":\"stream\",\"size\":65536,\"mbps\":$v}"
+		else
+			emit "{\"dev\":\"$proto\",\"path\":\"wire\",\"test\":\"pingpong\",\"size\":2,\"usec\":$v}"
+		fi
+		say "tcp/wire: qperf $t: ${v:-failed}"
+	done
+	kill "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null
+}
+
 # engine_idle_cpu: the engine threads' CPU use, in percent of one CPU, over
 # 5 s that start 1 s after the last work (well past the polling window).
 engine_idle_cpu() {
@@ -330,6 +368,10 @@ for key in "${KEYS[@]}"; do
 	say "== $key"
 	matrix "$key"
 done
+if [[ " ${KEYS[*]} " == *" urdma/wire "* ]]; then
+	say "== TCP and UDP on the wire path's veth pair"
+	tcp_wire
+fi
 say "== urdma/local: $MANY_QPS QPs against 1"
 # (One QP: the matrix's run.)  perftest wants at least 16 messages per QP.
 n=$(bw_iters urdma/local 65536)

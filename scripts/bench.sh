@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # make bench: one Debian 6.12 guest boot measures urdma, rxe and siw side by
-# side (bench/run.sh), then bench/report.py writes the results.
+# side (bench/run.sh), then pairs of guests measure urdma and rxe between
+# two hosts (bench/twohost.sh), and bench/report.py writes the results.
 #
 #   scripts/bench.sh [--quick] [--out DIR] [--kernel K]
 #
@@ -49,6 +50,8 @@ rc=0
 	--env URDMA_SIW_KO="$SIW" --env URDMA_BENCH_QUICK="$QUICK" \
 	--env URDMA_BENCH_COMMIT="$commit" --env URDMA_BENCH_SMP="$SMP" \
 	-- "$TOP/bench/run.sh" "$RAW" || rc=$?
-say "guest exit $rc; writing the report"
+say "guest exit $rc; two guests (bench/twohost.sh)"
+URDMA_BENCH_QUICK=$QUICK "$TOP/bench/twohost.sh" "$RAW" || rc=1
+say "writing the report"
 /usr/bin/python3 "$TOP/bench/report.py" "$RAW" "$OUTDIR" || rc=1
 exit $rc

@@ -229,6 +229,16 @@ wire_down() {
 	true
 }
 
+# qperf_val OUT: qperf's one figure in usec or MB/s.
+qperf_val() {
+	awk '/(latency|bw) +=/ {
+		v = $3; u = $4
+		if (u == "ns") v /= 1000; else if (u == "ms") v *= 1000
+		else if (u == "GB/sec") v *= 1000; else if (u == "KB/sec") v /= 1000
+		printf "%.2f", v; found = 1 }
+		END { exit !found }' <<<"$1"
+}
+
 has_ibdev() { [ -e "/sys/class/infiniband/$1" ]; }
 no_ibdev() { [ ! -e "/sys/class/infiniband/$1" ]; }
 

@@ -20,6 +20,13 @@
 # (NFS over RDMA: 8 MiB written by the client, found in the server's
 # export), qperf (rc_lat, rc_bw, rc_rdma_write_bw, rc_rdma_read_bw over
 # rdma_cm), fabric (fi_pingpong -c: verbs msg, verbs;ofi_rxm rdm), ucx.
+# Asked for by make bench (bench/twohost.sh), in no pair of tests.list:
+# rate (ib_write_bw -s 64 -q 4, the message rate) and tcp (qperf's tcp_bw
+# of 64 KiB messages, and tcp_lat and udp_lat of 2 bytes: the same two
+# guests' sockets).  URDMA_TWOHOST_BW_SIZE and URDMA_TWOHOST_LAT_SIZE set
+# perftest's sizes (65536 and 64), URDMA_TWOHOST_LAT_ITERS and
+# URDMA_TWOHOST_RATE_ITERS the iterations of the latency tests and of rate
+# (URDMA_TWOHOST_ITERS, as every other test).
 KIND=${1:?KIND: urdma or rxe}
 shift
 case $KIND in urdma | rxe) ;; *) echo "bad KIND $KIND" >&2; exit 2 ;; esac
@@ -36,6 +43,10 @@ NVMF_MIB=8
 # shellcheck disable=SC2034 # read by lib.sh
 TAP_PREFIX="twohost ${URDMA_TWOHOST_PAIR:+$URDMA_TWOHOST_PAIR: }$KIND ($ROLE)"
 ITERS=${URDMA_TWOHOST_ITERS:-100}
+BW_SIZE=${URDMA_TWOHOST_BW_SIZE:-65536}
+LAT_SIZE=${URDMA_TWOHOST_LAT_SIZE:-64}
+LAT_ITERS=${URDMA_TWOHOST_LAT_ITERS:-$ITERS}
+RATE_ITERS=${URDMA_TWOHOST_RATE_ITERS:-$ITERS}
 RESULTS=${URDMA_RESULTS:-/tmp}/twohost-$KIND-$ROLE
 mkdir -p "$RESULTS"
 # Every test, in order: tests.list, the one list of them.
@@ -345,8 +356,9 @@ for t in "${TESTS[@]}"; do
 		tool=ib_${t%_R}
 		tool=${tool%_xrc}
 		tool=${tool%_odp}
-		args=(-d "$DEV" -x "$GIDIDX" -p "$port" -n "$ITERS" -F)
-		[[ $t == atomic_* ]] || args+=(-s "$([[ $t == *_bw* ]] && echo 65536 || echo 64)")
+		args=(-d "$DEV" -x "$GIDIDX" -p "$port" -F -n)
+		[[ $t == *_lat* ]] && args+=("$LAT_ITERS") || args+=("$ITERS")
+		[[ $t == atomic_* ]] || args+=(-s "$([[ $t == *_bw* ]] && echo "$BW_SIZE" || echo "$LAT_SIZE")")
 		[[ $t == *_R ]] && args+=(-R)
 		[[ $t == *_xrc ]] && args+=(-c XRC)
 		[[ $t == *_odp && $KIND == urdma ]] && args+=(--odp)
@@ -361,6 +373,20 @@ for t in "${TESTS[@]}"; do
 		[[ $t == *_R ]] && GATE=$port
 		side "$name" "$okre" "$tool" "${args[@]}" -- "$PEER"
 		GATE=
+		;;
+	rate)
+		side "ib_write_bw -s 64 -q 4" '^[[:space:]]*64[[:space:]]+[0-9]+[[:space:]]+[0-9]' \
+			ib_write_bw -d "$DEV" -x "$GIDIDX" -p "$port" -n "$RATE_ITERS" -F -s 64 -q 4 -- "$PEER"
+		;;
+	tcp)
+		# The sockets of the same two guests: the client runs the
+		# stream, then the ping-pongs, and tells the server to quit.
+		if [ "$ROLE" = server ]; then
+			side "qperf tcp" '^served$' sh -c "qperf -lp $port && echo served" -- unused
+		else
+			side "qperf tcp" '^udp_lat:' sh -c "qperf $PEER -lp $port -t 3 -m 65536 tcp_bw &&
+				qperf $PEER -lp $port -t 3 -m 2 tcp_lat udp_lat quit" --
+		fi
 		;;
 	xsrq)
 		# rdma-core's XRC example: each side's XRC_SEND QP sends to
