@@ -271,14 +271,15 @@ for lane in "${LANES[@]}"; do
 	start=$(date +%s)
 	run_lane "$lane" | tee "$OUT/$lane.tap" | sed "s/^/  /"
 	SECS[$lane]=$(( $(date +%s) - start ))
-	PASS[$lane]=$(grep -c '^ok ' "$OUT/$lane.tap")
-	FAIL[$lane]=$(grep -c '^not ok ' "$OUT/$lane.tap")
+	# A skipped test ("ok ... # SKIP") is counted as skipped, not passed.
 	SKIP[$lane]=$(grep -c '^ok .*# SKIP' "$OUT/$lane.tap")
-	if [ "${PASS[$lane]}" -eq 0 ] && [ "${FAIL[$lane]}" -eq 0 ]; then
+	PASS[$lane]=$(( $(grep -c '^ok ' "$OUT/$lane.tap") - SKIP[$lane] ))
+	FAIL[$lane]=$(grep -c '^not ok ' "$OUT/$lane.tap")
+	if [ $((PASS[$lane] + SKIP[$lane] + FAIL[$lane])) -eq 0 ]; then
 		FAIL[$lane]=1
 		echo "not ok - lane $lane ran no test" >>"$OUT/$lane.tap"
 	fi
-	say "lane $lane: ${PASS[$lane]} passed, ${FAIL[$lane]} failed in ${SECS[$lane]}s"
+	say "lane $lane: ${PASS[$lane]} passed, ${FAIL[$lane]} failed, ${SKIP[$lane]} skipped in ${SECS[$lane]}s"
 done
 
 tp=0 tf=0 ts=0
@@ -287,7 +288,7 @@ printf '%-14s %7s %7s %7s %8s\n' lane passed failed skipped seconds
 for lane in "${LANES[@]}"; do
 	printf '%-14s %7d %7d %7d %8d\n' "$lane" "${PASS[$lane]}" \
 		"${FAIL[$lane]}" "${SKIP[$lane]}" "${SECS[$lane]}"
-	tp=$((tp + PASS[$lane] - SKIP[$lane])); tf=$((tf + FAIL[$lane]))
+	tp=$((tp + PASS[$lane])); tf=$((tf + FAIL[$lane]))
 	ts=$((ts + SKIP[$lane]))
 done
 echo
