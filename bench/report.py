@@ -7,8 +7,9 @@
 
 Writes OUTDIR/results.json (every record), OUTDIR/README.md (each figure
 with its ratio to rxe, to siw and to the guest's limit; the issue's
-targets, met or missed) and OUTDIR/bw.png, OUTDIR/lat.png.  Needs Debian's
-python3-matplotlib (/usr/bin/python3) for the plots.
+targets, met or missed) and the plots OUTDIR/bw.png, OUTDIR/lat.png and
+OUTDIR/wire.png.  Needs Debian's python3-matplotlib (/usr/bin/python3) for
+the plots.
 """
 import json
 import os
@@ -441,6 +442,49 @@ def plot(plt, tests, sizes, value, limit_label, ylabel, path):
     plt.close(fig)
 
 
+def wire_plot(plt, t, path):
+    """The wire against TCP and UDP: on the veth pair, between two guests."""
+    groups = [("veth pair", [("urdma", ("urdma", "wire")), ("TCP", ("tcp", "wire")),
+                             ("UDP", ("udp", "wire"))]),
+              ("two guests", [(p, (p, "2host")) for p in PAIRS] +
+               [("TCP", ("tcp", "2host")), ("UDP", ("udp", "2host"))])]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+
+    def bw(dev, p):
+        if dev in ("tcp", "udp"):
+            return t.get(dev, p, "stream", 65536, 1, "mbps")
+        return t.bw(dev, p, "write_bw", 65536)
+
+    def lat(dev, p):
+        if dev in ("tcp", "udp"):
+            return t.get(dev, p, "pingpong", 2, 1, "usec")
+        return t.lat(dev, p, "write_lat", 2)
+
+    for ax, (value, title, unit) in zip(axes, [
+            (bw, "64 KiB stream (ib_write_bw; qperf tcp_bw)", "MB/s"),
+            (lat, "2 B one way (ib_write_lat; qperf tcp_lat, udp_lat)",
+             "usec")]):
+        labels, vals, x = [], [], 0
+        for group, series in groups:
+            for name, (dev, p) in series:
+                v = value(dev, p)
+                if v:
+                    ax.bar(x, v, color="C1" if dev in ("tcp", "udp") else "C0")
+                    labels.append(f"{name}\n{group}")
+                    vals.append(x)
+                x += 1
+            x += 0.5
+        ax.set_xticks(vals)
+        ax.set_xticklabels(labels, fontsize=7)
+        ax.set_yscale("log")
+        ax.set_title(title, fontsize=9)
+        ax.set_ylabel(unit)
+        ax.grid(True, axis="y", which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+
+
 def plots(t, outdir):
     try:
         import matplotlib
@@ -452,6 +496,7 @@ def plots(t, outdir):
          os.path.join(outdir, "bw.png"))
     plot(plt, LAT_TESTS[:3], t.sizes(LAT_TESTS[:3]), t.lat, "shm ping-pong",
          "usec (typical)", os.path.join(outdir, "lat.png"))
+    wire_plot(plt, t, os.path.join(outdir, "wire.png"))
     return None
 
 
@@ -566,6 +611,7 @@ def main():
             "TCP stream and TCP and UDP ping-pongs over the same pair, "
             "between the same two network namespaces (5 s each; quick: "
             "2 s). Latency is one way for both.", ""]
+    out += ["", "![the wire against TCP](wire.png)", ""]
     wire_table(t, out)
     out += ["", "## Two guests", "",
             "bench/twohost.sh: two guests of scripts/urdma-2host (one vCPU "
@@ -594,7 +640,7 @@ def main():
     with open(os.path.join(outdir, "README.md"), "w") as f:
         f.write("\n".join(out) + "\n")
     print(f"report: {len(recs)} records, {len(failed)} failed runs -> "
-          f"{outdir}/README.md results.json bw.png lat.png")
+          f"{outdir}/README.md results.json bw.png lat.png wire.png")
     return 0
 
 

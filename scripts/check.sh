@@ -232,7 +232,7 @@ lane_bench() {
 	"$TOP/scripts/bench.sh" --quick --out "$out" >>"$LOG" 2>&1 || rc=$?
 	[ $rc -eq 0 ] && echo "ok - bench: the smoke run measured every run of its matrix" ||
 		echo "not ok - bench: the smoke run failed (exit $rc; see $LOG)"
-	for f in README.md results.json bw.png lat.png; do
+	for f in README.md results.json bw.png lat.png wire.png; do
 		[ -s "$out/$f" ] && echo "ok - bench: wrote $f" ||
 			echo "not ok - bench: no $f in $out"
 	done
