@@ -229,6 +229,7 @@ lane_twohost() {
 lane_bench() {
 	local out=$OUT/bench rc=0 f
 	rm -rf "$out"
+	need_tests
 	"$TOP/scripts/bench.sh" --quick --out "$out" >>"$LOG" 2>&1 || rc=$?
 	[ $rc -eq 0 ] && echo "ok - bench: the smoke run measured every run of its matrix" ||
 		echo "not ok - bench: the smoke run failed (exit $rc; see $LOG)"
