@@ -256,7 +256,7 @@ matrix() {
 # perftest's).  Records: dev tcp or udp, path wire, test stream or
 # pingpong.
 tcp_wire() {
-	local spid proto t out v secs=5 port=19766
+	local spid proto size t out v secs=5 port=19766
 	[ "$QUICK" = 1 ] && secs=2
 	ip netns exec wire qperf -lp $port >"$LOGS/qperf-wire.server" 2>&1 &
 	spid=$!
@@ -266,12 +266,9 @@ tcp_wire() {
 		return
 	fi
 	for t in tcp_bw tcp_lat udp_lat; do
-		proto=${t%_*}
-		if [ $t = tcp_bw ]; then
-			out=$(timeout 60 qperf 10.79.0.2 -lp $port -t $secs -m 65536 $t 2>&1)
-		else
-			out=$(timeout 60 qperf 10.79.0.2 -lp $port -t $secs -m 2 $t 2>&1)
-		fi
+		proto=${t%_*} size=2
+		[ $t = tcp_bw ] && size=65536
+		out=$(timeout 60 qperf 10.79.0.2 -lp $port -t $secs -m $size $t 2>&1)
 		if ! v=$(qperf_val "$out"); then
 			say "tcp/wire: FAILED: qperf $t: $(tr -s '\n' ' ' <<<"$out")"
 			FAILS=$((FAILS + 1))

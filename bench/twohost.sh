@@ -16,6 +16,8 @@
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/.." && pwd)
+# shellcheck source=tests/guest/lib.sh source-path=SCRIPTDIR/..
+. "$TOP/tests/guest/lib.sh"	# qperf_val
 OUT=${1:?usage: twohost.sh OUT.jsonl}
 QUICK=${URDMA_BENCH_QUICK:-0}
 PAIRS=(urdma-urdma rxe-rxe urdma-rxe)
@@ -34,18 +36,6 @@ emit() { echo "$1" >>"$OUT"; }
 # perftest_row LOG SIZE: the client's result row of a perftest log.
 perftest_row() {
 	grep -E "^[[:space:]]*$2[[:space:]]+[0-9]+[[:space:]]+[0-9]" "$1" 2>/dev/null | tail -n 1
-}
-
-# qperf_of LOG TEST: qperf's figure for TEST in LOG, in usec or MB/s.
-qperf_of() {
-	awk -v t="$2:" '$1 == t { on = 1; next }
-		/^[a-z_]+:$/ { on = 0 }
-		on && /(latency|bw) +=/ {
-			v = $3; u = $4
-			if (u == "ns") v /= 1000; else if (u == "ms") v *= 1000
-			else if (u == "GB/sec") v *= 1000; else if (u == "KB/sec") v /= 1000
-			printf "%.2f", v; found = 1 }
-		END { exit !found }' "$1"
 }
 
 # collect PAIR DIR: the figures of one pair's boot, from its client's logs.
@@ -75,7 +65,7 @@ collect() {
 	done
 	[ "$pair" = urdma-urdma ] || return
 	for test in tcp_bw tcp_lat udp_lat; do
-		if ! v=$(qperf_of "$dir/qperf tcp" $test); then
+		if ! v=$(qperf_val "$(<"$dir/qperf tcp")" $test); then
 			say "2host: no result for qperf $test"
 			FAILS=$((FAILS + 1))
 		elif [ $test = tcp_bw ]; then

@@ -229,9 +229,11 @@ wire_down() {
 	true
 }
 
-# qperf_val OUT: qperf's one figure in usec or MB/s.
+# qperf_val OUT [TEST]: qperf's one figure in usec or MB/s; with TEST, the
+# figure of that test's block in an output of several.
 qperf_val() {
-	awk '/(latency|bw) +=/ {
+	awk -v t="${2:+$2:}" '$1 ~ /^[a-z_]+:$/ { on = t == "" || $1 == t; next }
+		(t == "" || on) && /(latency|bw) +=/ {
 		v = $3; u = $4
 		if (u == "ns") v /= 1000; else if (u == "ms") v *= 1000
 		else if (u == "GB/sec") v *= 1000; else if (u == "KB/sec") v /= 1000
