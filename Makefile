@@ -77,7 +77,7 @@ help:
 	@echo '           guest-debug fuzz twohost bench)'
 	@echo
 	@echo 'Guests: scripts/urdma-vm (one guest), scripts/urdma-2host (two guests on'
-	@echo '        a socket network); each takes --help.'
+	@echo '        a Unix-socket network); each takes --help.'
 
 deps:
 	@$(TOP)/scripts/deps.sh

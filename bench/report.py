@@ -615,11 +615,10 @@ def main():
     wire_table(t, out)
     out += ["", "## Two guests", "",
             "bench/twohost.sh: two guests of scripts/urdma-2host (one vCPU "
-            "each, joined by a QEMU socket network), a boot per pair "
-            "(server-client), and qperf's TCP and UDP between the same "
-            "two guests in the urdma-urdma boot. perftest spins on each "
-            "guest's only vCPU, so every hand-off to a thread waits for a "
-            "time slice (docs/performance.md).", ""]
+            "each, joined by a QEMU stream network over a Unix socket), a "
+            "boot per pair (server-client), and qperf's TCP and UDP "
+            "between the same two guests in the urdma-urdma boot "
+            "(docs/performance.md).", ""]
     twohost_table(t, out)
     out += ["", "## Clients", "",
             "Real clients (bench/clients.sh) on each device and on their own "

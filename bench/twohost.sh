@@ -21,12 +21,11 @@ TOP=$(cd "$HERE/.." && pwd)
 OUT=${1:?usage: twohost.sh OUT.jsonl}
 QUICK=${URDMA_BENCH_QUICK:-0}
 PAIRS=(urdma-urdma rxe-rxe urdma-rxe)
-# Between two TCG guests a round trip takes about 20 ms (docs/testing.md):
-# latency runs are kept short.
-BW_ITERS=2000 LAT_ITERS=200 RATE_ITERS=5000
+# Between two TCG guests a round trip takes about 1 ms (docs/testing.md).
+BW_ITERS=2000 LAT_ITERS=1000 RATE_ITERS=5000
 if [ "$QUICK" = 1 ]; then
 	PAIRS=(urdma-urdma)
-	BW_ITERS=200 LAT_ITERS=20 RATE_ITERS=500
+	BW_ITERS=200 LAT_ITERS=100 RATE_ITERS=500
 fi
 FAILS=0
 

@@ -182,7 +182,7 @@ lane_fuzz() {
 		echo "not ok - fuzz guest exits cleanly (exit $rc; see $LOG)"
 }
 
-# Two guests on a socket network (scripts/urdma-2host), Debian 6.12: urdma
+# Two guests on a Unix-socket network (scripts/urdma-2host), Debian 6.12: urdma
 # against rxe in both directions, and urdma against urdma.
 # twohost_tests SERVER-CLIENT: the tests tests/twohost/tests.list runs in
 # that pair, in order.
