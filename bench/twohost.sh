@@ -21,7 +21,7 @@ TOP=$(cd "$HERE/.." && pwd)
 OUT=${1:?usage: twohost.sh OUT.jsonl}
 QUICK=${URDMA_BENCH_QUICK:-0}
 PAIRS=(urdma-urdma rxe-rxe urdma-rxe)
-# Between two TCG guests a round trip takes about 1 ms (docs/testing.md).
+# Between two TCG guests a round trip takes about 1 ms (docs/performance.md).
 BW_ITERS=2000 LAT_ITERS=1000 RATE_ITERS=5000
 if [ "$QUICK" = 1 ]; then
 	PAIRS=(urdma-urdma)
