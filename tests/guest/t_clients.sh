@@ -21,6 +21,8 @@
 . "$(dirname "$0")/nvmeof.sh"
 # shellcheck source=nfs.sh
 . "$(dirname "$0")/nfs.sh"
+# shellcheck source=smb.sh
+. "$(dirname "$0")/smb.sh"
 
 client_kinds "$@"
 WORK=$(mktemp -d)
@@ -230,36 +232,6 @@ fs_tree() {
 		diff -r "$src/$d" "$1/$d" || return 1
 	done
 }
-# SMB Direct: ksmbd, the kernel's SMB3 server (its daemon ksmbd.mountd is
-# from ksmbd-tools), shares a tmpfs; it listens for SMB Direct on RDMA CM
-# port 445 beside TCP.  The kernel's cifs client mounts the share with
-# "rdma" (SMB 3.1.1 over SMB Direct: sends and receives for the messages,
-# RDMA reads and writes through fast-registered MRs for the I/O).
-SMB_SHARE=/run/urdma-smb
-SMB_PASS=urdma-smb-test
-smbd_up() {
-	mkdir -p /etc/ksmbd "$SMB_SHARE" &&
-		mount -t tmpfs tmpfs "$SMB_SHARE" || return 1
-	cat >/etc/ksmbd/ksmbd.conf <<-EOF || return 1
-		[global]
-			server signing = disabled
-		[share]
-			path = $SMB_SHARE
-			read only = no
-			browseable = yes
-	EOF
-	rm -f /etc/ksmbd/ksmbdpwd.db
-	ksmbd.adduser -a root -p "$SMB_PASS" && ksmbd.mountd || return 1
-	wait_for 20 smb_listening || {
-		echo "no RDMA CM listener on port 445"
-		rdma res show cm_id
-		return 1
-	}
-}
-# ksmbd listens on 445 (SMB Direct over InfiniBand and RoCE), or on 5445
-# if an iWARP device was there when it started: iWARP's listener is a TCP
-# port, and ksmbd's own TCP socket holds 445.  cifs tries 5445, then 445.
-smb_listening() { rdma res show cm_id 2>/dev/null | grep -qE "LISTEN.*:(445|5445)\b"; }
 
 # smb KIND DEV ADDR: the share on ADDR (DEV's) mounted over SMB Direct,
 # data checked, unmounted with no RC QP left; then mount/unmount cycles.
@@ -268,7 +240,7 @@ smb_listening() { rdma res show cm_id 2>/dev/null | grep -qE "LISTEN.*:(445|5445
 SMB_CYCLES=${SMB_CYCLES:-3}
 smb() {
 	local kind=$1 dev=$2 addr=$3 mnt=$WORK/smb out i
-	local opts=rdma,vers=3.1.1,username=root,password=$SMB_PASS
+	local opts=$SMB_OPTS
 	local name="$kind: SMB Direct"
 	mkdir -p "$mnt"
 	if ! out=$(timeout 60 mount -t cifs -o "$opts" "//$addr/share" "$mnt" 2>&1); then
@@ -326,10 +298,6 @@ smb_peers_down() {
 	rdma link del rxe0
 	rdma link del siw0
 	ip link del veth2
-} >/dev/null 2>&1
-smbd_down() {
-	ksmbd.control -s
-	umount "$SMB_SHARE"
 } >/dev/null 2>&1
 
 head -c $((NVMF_MIB << 20)) /dev/urandom >"$WORK/data"

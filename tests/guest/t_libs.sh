@@ -10,6 +10,8 @@
 #   t_libs.sh [KIND...]     KIND: urdma rxe (default: both; rxe on 6.12
 #                           only, for time)
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=mpi.sh
+. "$(dirname "$0")/mpi.sh"
 RESULTS=${URDMA_RESULTS:-/tmp}/libs
 mkdir -p "$RESULTS"
 
@@ -91,17 +93,13 @@ ucx() {
 # so every message crosses DEV), two ranks here: urdma_mpi_check's
 # point-to-point patterns and allreduce sums must all be right.  On urdma
 # the device's WQE counter shows the traffic went through it.
-MPI_CHECK=$(cd "$(dirname "$0")/../.." && pwd)/build/tests/urdma_mpi_check
 mpi() {
 	local kind=$1 dev=$2 log=$RESULTS/mpi-$1 before after rc=0
 	shift 2
-	local x=(-x UCX_NET_DEVICES="$dev:1" -x UCX_TLS=rc_verbs,ud_verbs,self)
+	local x=(-x UCX_NET_DEVICES="$dev:1")
 	for e in "$@"; do x+=(-x "$e"); done
 	before=$(wqes "$dev")
-	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-		timeout 180 mpirun -np 2 --oversubscribe --mca pml ucx \
-		--mca btl '^vader,sm,openib,tcp' --mca osc ucx "${x[@]}" \
-		"$MPI_CHECK" >"$log" 2>&1 || rc=$?
+	mpirun_ucx -np 2 --oversubscribe "${x[@]}" "$MPI_CHECK" >"$log" 2>&1 || rc=$?
 	after=$(wqes "$dev")
 	if [ "$rc" = 0 ] && grep -qx OK "$log" &&
 		{ [ "$kind" != urdma ] || [ $((after - before)) -ge 20 ]; }; then
@@ -111,10 +109,6 @@ mpi() {
 		tap_fail "$kind: Open MPI over UCX: point-to-point and allreduce data right" \
 			"exit $rc; WQEs on $dev: $before -> $after" "$(tail -n 20 "$log")"
 	fi
-}
-wqes() {
-	rdma statistic show link "$1/1" 2>/dev/null |
-		grep -oE '(^| )wqes [0-9]+' | grep -oE '[0-9]+$' || echo 0
 }
 
 # everything KIND DEV ADDR [FI_ENV] [UCX_ENV]
