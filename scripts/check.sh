@@ -191,13 +191,15 @@ twohost_tests() {
 		if ($i == pair) { printf "%s ", $1; break } }' \
 		"$TOP/tests/twohost/tests.list"
 }
-# twohost_run NAME SERVER_CMD CLIENT_CMD: one urdma-2host run; its TAP.
+# twohost_run NAME SERVER_CMD CLIENT_CMD [URDMA_2HOST_OPTION...]: one
+# urdma-2host run; its TAP.
 twohost_run() {
-	local name=$1
-	"$TOP/scripts/urdma-2host" --timeout 900 \
+	local name=$1 srv=$2 cli=$3
+	shift 3
+	"$TOP/scripts/urdma-2host" --timeout 900 "$@" \
 		--vm-arg --env --vm-arg URDMA_TWOHOST_ITERS=20 \
 		--vm-arg --env --vm-arg URDMA_TWOHOST_PAIR="$name" \
-		-- "$2" -- "$3" 2>>"$LOG" | tee -a "$LOG" |
+		-- "$srv" -- "$cli" 2>>"$LOG" | tee -a "$LOG" |
 		sed -n 's/^\[[AB]\] //p' | tap_keep
 	local rc=${PIPESTATUS[0]}
 	[ "$rc" -eq 0 ] && echo "ok - twohost $name: both guests exit cleanly" ||
@@ -222,6 +224,14 @@ lane_twohost() {
 	local fault="URDMA_FAULT_BYTES=268435456 URDMA_LOSS5_BYTES=33554432"
 	fault+=" URDMA_GOODPUT_SECS=10 URDMA_FAIR_SECS=20 tests/twohost/t_fault.sh"
 	twohost_run fault "$fault" "$fault"
+	# The debug kernel (KASAN, lockdep, kmemleak; about 4x slower), urdma
+	# on both sides: SMB Direct (only that kernel is built with it) and the
+	# netem run with 32 MiB.  A splat on either console fails the run.
+	tap_cmd "debug kernel builds" "$TOP/scripts/build-debug-kernel.sh"
+	tap_cmd "modules build for the debug kernel" make -s modules KVER=debug
+	local dbg="tests/twohost/t_suite.sh urdma smb; r=\$?;"
+	dbg+=" URDMA_FAULT_BYTES=33554432 tests/twohost/t_fault.sh netem && exit \$r"
+	twohost_run debug "$dbg" "$dbg" --kernel debug
 }
 
 # make bench's smoke run: that it runs and writes every file, not its

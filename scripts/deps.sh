@@ -19,6 +19,9 @@ PKGS=(
 	perftest rdmacm-utils ibverbs-utils libgtest-dev g++ python3
 	# real clients run in the guest (tests/guest/t_clients.sh)
 	qperf libfabric-bin ucx-utils fio openmpi-bin libopenmpi-dev
+	# Open MPI between two guests: each guest's dropbear is its launcher's
+	# sshd (dropbear-bin starts no service on the host)
+	dropbear-bin
 	# NFS over RDMA: the guest starts nfsd, mountd and rpcbind itself
 	nfs-kernel-server
 	# SMB Direct (debug kernel): the guest starts ksmbd.mountd itself

@@ -19,7 +19,8 @@
 # host, 8 MiB written through the fabric and found on the target), nfs
 # (NFS over RDMA: 8 MiB written by the client, found in the server's
 # export), qperf (rc_lat, rc_bw, rc_rdma_write_bw, rc_rdma_read_bw over
-# rdma_cm), fabric (fi_pingpong -c: verbs msg, verbs;ofi_rxm rdm), ucx.
+# rdma_cm), fabric (fi_pingpong -c: verbs msg, verbs;ofi_rxm rdm), ucx,
+# mpi (Open MPI over UCX, a rank on each host, launched through dropbear).
 # Asked for by make bench (bench/twohost.sh), in no pair of tests.list:
 # rate (ib_write_bw -s 64 -q 4, the message rate) and tcp (qperf's tcp_bw
 # of 64 KiB messages, and tcp_lat and udp_lat of 2 bytes: the same two
@@ -40,6 +41,10 @@ NVMF_MIB=8
 . "$(dirname "$0")/../guest/nvmeof.sh"
 # shellcheck source=../guest/nfs.sh
 . "$(dirname "$0")/../guest/nfs.sh"
+# shellcheck source=../guest/smb.sh
+. "$(dirname "$0")/../guest/smb.sh"
+# shellcheck source=../guest/mpi.sh
+. "$(dirname "$0")/../guest/mpi.sh"
 # shellcheck disable=SC2034 # read by lib.sh
 TAP_PREFIX="twohost ${URDMA_TWOHOST_PAIR:+$URDMA_TWOHOST_PAIR: }$KIND ($ROLE)"
 ITERS=${URDMA_TWOHOST_ITERS:-100}
@@ -283,48 +288,126 @@ nvmeof_client() {
 		tap_fail "$name: no RC QP is left behind" "$(rdma res show qp 2>&1)"
 }
 
-# NFS over RDMA: the server's nfsd exports a tmpfs on RDMA port 20049;
-# the client mounts it (v4.2, proto=rdma), writes the pattern, reads it
-# back after dropping its page cache, and leaves a marker; the server
-# then finds the pattern in its export.  8 MiB over the TCG guests' wire.
-NFS_DONE=$NFS_EXPORT/client-done
-nfs_server() {
-	local name="NFS server" out
-	if ! out=$(nfsd_up 2>&1); then
-		tap_fail "$name exports a tmpfs on RDMA port 20049" "$out"
-		nfsd_down
+# Network file systems over RDMA: NFS (nfsd exports a tmpfs on RDMA port
+# 20049; the client mounts it v4.2, proto=rdma) and SMB Direct (ksmbd
+# shares a tmpfs; cifs mounts it with rdma, on the debug kernel, the one
+# built with SMB Direct).  The client writes the pattern, reads it back
+# after dropping its page cache and leaves a marker; the server then finds
+# the pattern in its directory.  8 MiB over the TCG guests' wire.
+# fs_server NAME DIR UP DOWN: the server's side.
+fs_server() {
+	local name=$1 dir=$2 up=$3 down=$4 out
+	if ! out=$($up 2>&1); then
+		tap_fail "$name shares a tmpfs over RDMA" "$out"
+		$down
 		return
 	fi
-	nvmf_pattern /tmp/nfs.data
-	if ! wait_for 150 test -e "$NFS_DONE"; then
+	nvmf_pattern /tmp/fs.data
+	if ! wait_for 150 test -e "$dir/client-done"; then
 		tap_fail "$name: a client writes its data" "$(rdma res show qp 2>&1)"
-	elif ! cmp /tmp/nfs.data "$NFS_EXPORT/data"; then
-		tap_fail "$name: the export holds what the client wrote"
+	elif ! cmp /tmp/fs.data "$dir/data"; then
+		tap_fail "$name: the share holds what the client wrote"
 	else
-		tap_ok "$name: served a client over RDMA, whose $NVMF_MIB MiB are in the export"
+		tap_ok "$name: served a client over RDMA, whose $NVMF_MIB MiB are in the share"
 	fi
 	# The client unmounts before the server goes.
 	wait_for 60 rc_qps_none
-	nfsd_down
+	$down
 }
-nfs_client() {
-	local name="NFS client" mnt=/tmp/nfs-mnt out
-	nvmf_pattern /tmp/nfs.data
+# fs_client NAME MOUNTS_RE MOUNT_ARGS...: the client's side; MOUNTS_RE
+# matches the mount's line in /proc/mounts after the mount point.
+fs_client() {
+	local name=$1 re=$2 mnt=/tmp/fs-mnt
+	shift 2
+	nvmf_pattern /tmp/fs.data
 	mkdir -p "$mnt"
 	# The server may not be up yet.
-	if ! wait_for 90 timeout 30 mount -t nfs -o vers=4.2,proto=rdma,port=20049 \
-		"$PEER:/" "$mnt"; then
-		tap_fail "$name mounts $PEER:/ over RDMA" "$(dmesg | tail -n 8)"
+	if ! wait_for 90 timeout 30 mount "$@" "$mnt"; then
+		tap_fail "$name mounts $PEER's share over RDMA" "$(dmesg | tail -n 8)"
 		return
 	fi
-	grep -q " $mnt nfs.*proto=rdma" /proc/mounts && [ "$(rc_qps "$DEV")" -ge 1 ] &&
-		tap_ok "$name mounts $PEER:/ over RDMA, on $DEV's RC QPs" ||
-		tap_fail "$name mounts $PEER:/ over RDMA, on $DEV's RC QPs" \
+	grep -qE " $mnt $re" /proc/mounts && [ "$(rc_qps "$DEV")" -ge 1 ] &&
+		tap_ok "$name mounts $PEER's share over RDMA, on $DEV's RC QPs" ||
+		tap_fail "$name mounts $PEER's share over RDMA, on $DEV's RC QPs" \
 			"$(grep " $mnt " /proc/mounts)" "$(rdma res show qp)"
 	check "$name: $NVMF_MIB MiB written, read back equal (page cache dropped)" \
-		fs_copy /tmp/nfs.data "$mnt/data"
-	touch "$mnt/${NFS_DONE##*/}"
+		fs_copy /tmp/fs.data "$mnt/data"
+	touch "$mnt/client-done"
 	check "$name unmounts" timeout 60 umount "$mnt"
+}
+
+# Open MPI over UCX, a rank in each guest.  mpirun's rsh launcher starts
+# the server's orted through an sshd there (dropbear, on this test's port
+# of the server's address, root by key only, no forwarding); the client
+# sends its public key over the gate (port + 1000) and runs mpirun with a
+# rank on each host.  urdma_mpi_check checks the data; on urdma the
+# server's WQE counter shows its rank's traffic went through the device.
+# The client ends the test with a verdict in the server's /tmp/mpi.done.
+MPI_DIR=/tmp/mpi
+mpi_server() {
+	local port=$1 name="Open MPI: a rank served by this host's sshd" key pid before
+	mkdir -p "$MPI_DIR" /root/.ssh
+	chmod 700 /root/.ssh
+	rm -f /tmp/mpi.done
+	before=$(wqes "$DEV")
+	dropbearkey -t ed25519 -f "$MPI_DIR/host" >/dev/null 2>&1
+	dropbear -F -E -s -j -k -p "$MYIP:$port" -r "$MPI_DIR/host" \
+		>"$RESULTS/dropbear" 2>&1 &
+	pid=$!
+	key=$(gate_serve "$port")
+	if [[ $key != ssh-ed25519\ * ]]; then
+		tap_fail "$name" "no key from the client: '$key'"
+	else
+		echo "$key" >/root/.ssh/authorized_keys
+		chmod 600 /root/.ssh/authorized_keys
+		if ! wait_for 200 test -s /tmp/mpi.done; then
+			tap_fail "$name" "no verdict from the client" "$(tail -n 5 "$RESULTS/dropbear")"
+		elif [ "$(cat /tmp/mpi.done)" != OK ]; then
+			tap_fail "$name" "the client's mpirun: $(cat /tmp/mpi.done)"
+		elif [ "$KIND" = urdma ] && [ $(($(wqes "$DEV") - before)) -lt 20 ]; then
+			tap_fail "$name" "$DEV took $(($(wqes "$DEV") - before)) WQEs"
+		else
+			tap_ok "$name"
+			[ "$KIND" = urdma ] && echo "# $(($(wqes "$DEV") - before)) WQEs on $DEV"
+		fi
+	fi
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+}
+mpi_client() {
+	local port=$1 name="Open MPI over UCX, a rank on each host: point-to-point and allreduce data right"
+	local agent log=$RESULTS/mpi rc=0 before verdict
+	mkdir -p "$MPI_DIR"
+	dropbearkey -t ed25519 -f "$MPI_DIR/id" >/dev/null 2>&1
+	if ! gate_connect "$port"; then
+		tap_fail "$name" "the server's gate (port $((port + 1000))) did not open"
+		return
+	fi
+	dropbearkey -y -f "$MPI_DIR/id" | grep '^ssh-' >&3
+	exec 3>&-
+	# -y: the server's host key is new on every run.
+	agent="dbclient -y -i $MPI_DIR/id -p $port"
+	# shellcheck disable=SC2086 # the agent is a command line
+	if ! wait_for 60 $agent "$PEER" true; then
+		tap_fail "$name" "ssh to $PEER: $($agent "$PEER" true 2>&1 | tail -n 3)"
+		return
+	fi
+	before=$(wqes "$DEV")
+	# rxe reports wc.sl 0 on a UD receive (see ucx below).
+	mpirun_ucx -np 2 --host "$MYIP,$PEER" --mca plm_rsh_agent "$agent" \
+		--mca oob_tcp_if_include "$NIC" -x UCX_UD_VERBS_ETH_DGID_CHECK=n \
+		"$MPI_CHECK" >"$log" 2>&1 || rc=$?
+	if [ "$rc" = 0 ] && grep -qx OK "$log" &&
+		{ [ "$KIND" != urdma ] || [ $(($(wqes "$DEV") - before)) -ge 20 ]; }; then
+		tap_ok "$name"
+		verdict=OK
+	else
+		tap_fail "$name" "exit $rc; WQEs on $DEV: $before -> $(wqes "$DEV")" \
+			"$(tail -n 20 "$log")"
+		verdict="exit $rc"
+	fi
+	$agent "$PEER" "echo '$verdict' >/tmp/mpi.done" 2>/dev/null ||
+		tap_fail "$name: the verdict reaches the server"
 }
 
 port=18800
@@ -398,7 +481,20 @@ for t in "${TESTS[@]}"; do
 		if [ "$ROLE" = server ]; then nvmeof_server; else nvmeof_client; fi
 		;;
 	nfs)
-		if [ "$ROLE" = server ]; then nfs_server; else nfs_client; fi
+		if [ "$ROLE" = server ]; then
+			fs_server "NFS server" "$NFS_EXPORT" nfsd_up nfsd_down
+		else
+			fs_client "NFS client" 'nfs.*proto=rdma' -t nfs \
+				-o vers=4.2,proto=rdma,port=20049 "$PEER:/"
+		fi
+		;;
+	smb)
+		if [ "$ROLE" = server ]; then
+			fs_server "ksmbd (SMB Direct)" "$SMB_SHARE" smbd_up smbd_down
+		else
+			fs_client "cifs (SMB Direct)" 'cifs .*rdma' -t cifs -o "$SMB_OPTS" \
+				"//$PEER/share"
+		fi
 		;;
 	qperf)
 		# The client runs qperf's RC tests over rdma_cm, then tells the
@@ -450,6 +546,13 @@ for t in "${TESTS[@]}"; do
 			retries=$(comp_retries)
 			side xfer 'OK$' "$xfer" "${ops[@]}" -a "$PEER" -p "$port" -b 16777216 -t 120 --
 			[ "$KIND" = rxe ] && xfer_in_order $(($(comp_retries) - retries))
+		fi
+		;;
+	mpi)
+		if [ "$ROLE" = server ]; then
+			mpi_server "$port"
+		else
+			mpi_client "$port"
 		fi
 		;;
 	topology)
