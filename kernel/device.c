@@ -336,6 +336,7 @@ static const struct ib_device_ops urdma_dev_ops = {
 	.disassociate_ucontext = urdma_disassociate_ucontext,
 	.enable_driver = urdma_enable_driver,
 	.fill_res_mr_entry = urdma_fill_res_mr_entry,
+	.fill_res_qp_entry = urdma_fill_res_qp_entry,
 	.get_dev_fw_str = urdma_get_dev_fw_str,
 	.get_dma_mr = urdma_get_dma_mr,
 	.get_hw_stats = urdma_get_hw_stats,

@@ -555,6 +555,7 @@ struct ib_mr *urdma_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 int urdma_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		    unsigned int *sg_offset);
 int urdma_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
+int urdma_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 int urdma_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int urdma_dealloc_mw(struct ib_mw *ibmw);
 struct ib_mr *urdma_reg_kva_mr(struct ib_pd *ibpd, u32 type, int access,

@@ -48,6 +48,7 @@
  */
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <rdma/rdma_netlink.h>
 
 #include "exec.h"
 #include "wire_rc.h"
@@ -131,6 +132,54 @@ void urdma_wire_free(struct urdma_qp *qp)
 	kvfree(w->req.slots);
 	kfree(w);
 	qp->wire = NULL;
+}
+
+/**
+ * urdma_fill_res_qp_entry - a QP's transport state for `rdma res show qp -dd`
+ * @msg: the netlink message
+ * @ibqp: the QP; the core holds its restrack entry, so it is not destroyed
+ *
+ * An RC or XRC requester on the wire shows its congestion control: the
+ * window and slow-start threshold in PSNs, the smoothed round trip and its
+ * variance, and the retransmit interval last armed, in microseconds.  The
+ * engine changes them as it goes: each is one value of the moment.  Any
+ * user may dump every QP, so nothing here is a key or an address.
+ *
+ * Return: 0, or -EMSGSIZE.
+ */
+int urdma_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct urdma_qp *qp = to_uqp(ibqp);
+	const struct urdma_wire *w;
+	struct nlattr *table;
+	int ret = 0;
+
+	/* Against urdma_wire_reset() and the allocation at RTR. */
+	mutex_lock(&qp->state_lock);
+	w = qp->wire;
+	if (!w || !urdma_is_reliable(qp))
+		goto out;
+	table = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!table) {
+		ret = -EMSGSIZE;
+		goto out;
+	}
+	if (rdma_nl_put_driver_u32(msg, "cwnd", READ_ONCE(w->cc.cwnd)) ||
+	    rdma_nl_put_driver_u32(msg, "ssthresh", READ_ONCE(w->cc.ssthresh)) ||
+	    rdma_nl_put_driver_u64(msg, "srtt_us",
+				   div_u64(READ_ONCE(w->cc.srtt), NSEC_PER_USEC)) ||
+	    rdma_nl_put_driver_u64(msg, "rttvar_us",
+				   div_u64(READ_ONCE(w->cc.rttvar), NSEC_PER_USEC)) ||
+	    rdma_nl_put_driver_u64(msg, "rto_us",
+				   div_u64(READ_ONCE(w->req.rto), NSEC_PER_USEC))) {
+		nla_nest_cancel(msg, table);
+		ret = -EMSGSIZE;
+		goto out;
+	}
+	nla_nest_end(msg, table);
+out:
+	mutex_unlock(&qp->state_lock);
+	return ret;
 }
 
 /* ---- building packets --------------------------------------------------- */

@@ -26,8 +26,10 @@ addresses and a UD QP as a target.
 """
 import os
 import random
+import re
 import socket
 import struct
+import subprocess
 import sys
 import time
 
@@ -162,6 +164,15 @@ def probe_case(gid_index):
     tap(ok, "an unanswered message draws a probe of its last packet first",
         f"first {first}, second {second}, then {later[:6]}, "
         f"probes +{hw('probes') - probes0}, completions {got}")
+    # Its congestion state (`rdma res show qp -dd`): the first SEND's three
+    # PSNs, acknowledged, grew the window from 16 to 19 and timed a round
+    # trip; the timeout before the go-back halved it into the threshold (10)
+    # and went back with 2; the last ACK's three PSNs grew that to 5.
+    cc, raw = qp_cc(qp.qp_num)
+    tap(cc.get("cwnd") == 5 and cc.get("ssthresh") == 10 and
+        cc.get("srtt_us", 0) > 0 and cc.get("rto_us", 0) > 0,
+        "rdma res show qp -dd: the window, threshold and round trip",
+        f"{cc} in: {raw}")
     # The go-back after the probe: the message again, from its first PSN
     # (as much of it as the window, down to 2 after a timeout, lets out).
     after = [psn for psn, _ in second[4:] + later]
@@ -173,6 +184,16 @@ def probe_case(gid_index):
     cq.close()
     pd.close()
     ctx.close()
+
+
+def qp_cc(qpn):
+    """The congestion control urdma shows for QP qpn (rdma res -dd)."""
+    out = subprocess.run(["rdma", "-dd", "res", "show", "qp", "link",
+                          f"{DEV}/{PORT}", "lqpn", str(qpn)],
+                         capture_output=True, text=True).stdout
+    return {k: int(v) for k, v in
+            re.findall(r"\bdrv_(cwnd|ssthresh|srtt_us|rttvar_us|rto_us) (\d+)",
+                       out)}, out.strip()
 
 
 def frame(transport, good_icrc=True, udp_len_delta=0):
