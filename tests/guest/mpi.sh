@@ -23,3 +23,10 @@ wqes() {
 	rdma statistic show link "$1/1" 2>/dev/null |
 		grep -oE '(^| )wqes [0-9]+' | grep -oE '[0-9]+$' || echo 0
 }
+
+# mpi_ran KIND LOG RC TAKEN: the MPI run that wrote LOG and exited RC
+# checked its data (rank 0 printed OK), and on urdma its device took
+# TAKEN >= 20 WQEs meanwhile (the traffic went through it).
+mpi_ran() {
+	[ "$3" = 0 ] && grep -qx OK "$2" && { [ "$1" != urdma ] || [ "$4" -ge 20 ]; }
+}

@@ -240,10 +240,9 @@ fs_tree() {
 SMB_CYCLES=${SMB_CYCLES:-3}
 smb() {
 	local kind=$1 dev=$2 addr=$3 mnt=$WORK/smb out i
-	local opts=$SMB_OPTS
 	local name="$kind: SMB Direct"
 	mkdir -p "$mnt"
-	if ! out=$(timeout 60 mount -t cifs -o "$opts" "//$addr/share" "$mnt" 2>&1); then
+	if ! out=$(timeout 60 mount -t cifs -o "$SMB_OPTS" "//$addr/share" "$mnt" 2>&1); then
 		tap_fail "$name: cifs mounts ksmbd's share with rdma" "$out" \
 			"$(dmesg | tail -n 12)"
 		return
@@ -264,7 +263,7 @@ smb() {
 		tap_ok "$name: no RC QP is left behind" ||
 		tap_fail "$name: no RC QP is left behind" "$(rdma res show qp 2>&1)"
 	for ((i = 1; i <= SMB_CYCLES; i++)); do
-		timeout 60 mount -t cifs -o "$opts" "//$addr/share" "$mnt" &&
+		timeout 60 mount -t cifs -o "$SMB_OPTS" "//$addr/share" "$mnt" &&
 			cmp "$WORK/data" "$mnt/data-$kind" &&
 			timeout 60 umount "$mnt" || break
 	done

@@ -101,8 +101,7 @@ mpi() {
 	before=$(wqes "$dev")
 	mpirun_ucx -np 2 --oversubscribe "${x[@]}" "$MPI_CHECK" >"$log" 2>&1 || rc=$?
 	after=$(wqes "$dev")
-	if [ "$rc" = 0 ] && grep -qx OK "$log" &&
-		{ [ "$kind" != urdma ] || [ $((after - before)) -ge 20 ]; }; then
+	if mpi_ran "$kind" "$log" "$rc" $((after - before)); then
 		tap_ok "$kind: Open MPI over UCX: point-to-point and allreduce data right"
 		[ "$kind" = urdma ] && echo "# $((after - before)) WQEs on $dev"
 	else

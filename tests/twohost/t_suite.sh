@@ -345,7 +345,7 @@ fs_client() {
 # The client ends the test with a verdict in the server's /tmp/mpi.done.
 MPI_DIR=/tmp/mpi
 mpi_server() {
-	local port=$1 name="Open MPI: a rank served by this host's sshd" key pid before
+	local port=$1 name="Open MPI: a rank served by this host's sshd" key pid before taken
 	mkdir -p "$MPI_DIR" /root/.ssh
 	chmod 700 /root/.ssh
 	rm -f /tmp/mpi.done
@@ -360,15 +360,17 @@ mpi_server() {
 	else
 		echo "$key" >/root/.ssh/authorized_keys
 		chmod 600 /root/.ssh/authorized_keys
-		if ! wait_for 200 test -s /tmp/mpi.done; then
+		wait_for 200 test -s /tmp/mpi.done
+		taken=$(($(wqes "$DEV") - before))
+		if [ ! -s /tmp/mpi.done ]; then
 			tap_fail "$name" "no verdict from the client" "$(tail -n 5 "$RESULTS/dropbear")"
 		elif [ "$(cat /tmp/mpi.done)" != OK ]; then
 			tap_fail "$name" "the client's mpirun: $(cat /tmp/mpi.done)"
-		elif [ "$KIND" = urdma ] && [ $(($(wqes "$DEV") - before)) -lt 20 ]; then
-			tap_fail "$name" "$DEV took $(($(wqes "$DEV") - before)) WQEs"
+		elif [ "$KIND" = urdma ] && [ "$taken" -lt 20 ]; then
+			tap_fail "$name" "$DEV took $taken WQEs"
 		else
 			tap_ok "$name"
-			[ "$KIND" = urdma ] && echo "# $(($(wqes "$DEV") - before)) WQEs on $DEV"
+			[ "$KIND" = urdma ] && echo "# $taken WQEs on $DEV"
 		fi
 	fi
 	kill "$pid" 2>/dev/null
@@ -376,7 +378,7 @@ mpi_server() {
 }
 mpi_client() {
 	local port=$1 name="Open MPI over UCX, a rank on each host: point-to-point and allreduce data right"
-	local agent log=$RESULTS/mpi rc=0 before verdict
+	local agent log=$RESULTS/mpi rc=0 before taken verdict
 	mkdir -p "$MPI_DIR"
 	dropbearkey -t ed25519 -f "$MPI_DIR/id" >/dev/null 2>&1
 	if ! gate_connect "$port"; then
@@ -397,12 +399,12 @@ mpi_client() {
 	mpirun_ucx -np 2 --host "$MYIP,$PEER" --mca plm_rsh_agent "$agent" \
 		--mca oob_tcp_if_include "$NIC" -x UCX_UD_VERBS_ETH_DGID_CHECK=n \
 		"$MPI_CHECK" >"$log" 2>&1 || rc=$?
-	if [ "$rc" = 0 ] && grep -qx OK "$log" &&
-		{ [ "$KIND" != urdma ] || [ $(($(wqes "$DEV") - before)) -ge 20 ]; }; then
+	taken=$(($(wqes "$DEV") - before))
+	if mpi_ran "$KIND" "$log" "$rc" "$taken"; then
 		tap_ok "$name"
 		verdict=OK
 	else
-		tap_fail "$name" "exit $rc; WQEs on $DEV: $before -> $(wqes "$DEV")" \
+		tap_fail "$name" "exit $rc; $DEV took $taken WQEs" \
 			"$(tail -n 20 "$log")"
 		verdict="exit $rc"
 	fi
