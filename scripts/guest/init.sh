@@ -156,10 +156,24 @@ load_extra_modules() {
 install_urdma() {
 	load_extra_modules
 	[ "$URDMA_VM_INSTALL" = 1 ] || return 0
-	log "make -C $URDMA_VM_REPO install"
-	make -C "$URDMA_VM_REPO" install \
-		${URDMA_VM_DEPMOD:+DEPMOD_PREBUILT="$URDMA_VM_DEPMOD"} ||
-		setup_failed install "make install failed"
+	if [ -n "$URDMA_VM_STAGE" ] && [ -n "$URDMA_VM_DEPMOD" ]; then
+		# What make install would copy is already here: rdma-core's
+		# stage is a layer of the root (urdma-vm's stage_layer), and
+		# the module index urdma-vm made holds build/KVER's modules in
+		# updates/.  Bound from the root overlay, it stays writable.
+		log "rdma-core's stage is a layer; /lib/modules/$(uname -r) from $URDMA_VM_DEPMOD"
+		mount --bind "$URDMA_VM_DEPMOD" "/lib/modules/$(uname -r)" ||
+			setup_failed install "cannot bind $URDMA_VM_DEPMOD"
+		if [ "$URDMA_VM_LDCONFIG" = 1 ]; then
+			log "ldconfig (a library of the stage is not in the cache)"
+			ldconfig
+		fi
+	else
+		log "make -C $URDMA_VM_REPO install"
+		make -C "$URDMA_VM_REPO" install \
+			${URDMA_VM_DEPMOD:+DEPMOD_PREBUILT="$URDMA_VM_DEPMOD"} ||
+			setup_failed install "make install failed"
+	fi
 	modprobe urdma || setup_failed install "modprobe urdma failed"
 }
 

@@ -2,7 +2,7 @@
 # /init of the urdma-vm initramfs (busybox sh, PID 1).
 #
 # Loads the modules listed in /modules.list, mounts the host's root (9p, read-only)
-# under a tmpfs-backed overlay, mounts the usual pseudo and scratch filesystems, the
+# and the rdma-core stage above it under a tmpfs-backed overlay, mounts the usual pseudo and scratch filesystems, the
 # job directory and the project tree into it, and switch_roots, running the init
 # named by urdmavm.init= (scripts/guest/init.sh).
 #
@@ -29,10 +29,12 @@ fail() {
 
 init=/sbin/init
 roottag=urdmaroot
+stagetag=
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	urdmavm.init=*) init=${arg#*=} ;;
 	urdmavm.root=*) roottag=${arg#*=} ;;
+	urdmavm.stage=*) stagetag=${arg#*=} ;;
 	esac
 done
 
@@ -45,9 +47,18 @@ done
 # (install into /usr, /lib/modules, /etc); everything is discarded at power-off.
 mount -t 9p -o ro,$OPT9P,cache=loose "$roottag" /lower ||
 	fail "cannot mount the 9p root ($roottag)"
+# The rdma-core stage, if urdma-vm shares it, is a layer above the host's root
+# (its own share: a layer inside another layer is refused as overlapping).
+lower=/lower
+if [ -n "$stagetag" ]; then
+	mkdir -p /stage
+	mount -t 9p -o ro,$OPT9P,cache=loose "$stagetag" /stage ||
+		fail "cannot mount the rdma-core stage ($stagetag)"
+	lower=/stage:/lower
+fi
 mount -t tmpfs -o mode=0755 tmpfs /rw
 mkdir -p /rw/upper /rw/work
-mount -t overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work overlay $NEW ||
+mount -t overlay -o lowerdir=$lower,upperdir=/rw/upper,workdir=/rw/work overlay $NEW ||
 	fail "cannot mount the overlay root"
 [ -x "$NEW$init" ] || fail "init $init not found or not executable in the new root"
 
