@@ -58,7 +58,7 @@ help:
 	@echo '  make demo            install deps, build, boot a guest, show urdma0, move data'
 	@echo '  make check           every test lane; ends with "N passed, N failed"'
 	@echo '  make soak            the fuzz lane for SOAK_SECONDS (default 900) per'
-	@echo '                       fuzzer, not 60 as in make check'
+	@echo '                       fuzzer, not 40 as in make check'
 	@echo '  make bench           urdma, rxe, siw, TCP; clients; two guests'
 	@echo '                       side by side in one guest;'
 	@echo '                       writes docs/bench/ (BENCH_ARGS=--quick: smoke)'
@@ -74,7 +74,8 @@ help:
 	@echo 'Variables: KVER, KDIR, URDMA_CACHE (default /var/cache/urdma),'
 	@echo '           LANES (make check: subset of lanes, e.g. "build kunit";'
 	@echo '           lanes: build dkms provider deb kunit guest-6.12 guest-6.1'
-	@echo '           guest-debug fuzz twohost bench)'
+	@echo '           guest-debug fuzz twohost bench),'
+	@echo '           URDMA_CHECK_JOBS (one-guest lanes at a time; default 2)'
 	@echo
 	@echo 'Guests: scripts/urdma-vm (one guest), scripts/urdma-2host (two guests on'
 	@echo '        a Unix-socket network); each takes --help.'
@@ -164,7 +165,7 @@ demo:
 check:
 	@$(TOP)/scripts/check.sh $(LANES)
 
-# The fuzz lane for SOAK_SECONDS per fuzzer (make check: 60).
+# The fuzz lane for SOAK_SECONDS per fuzzer (make check: 40).
 SOAK_SECONDS ?= 900
 soak:
 	@$(TOP)/scripts/build-debug-kernel.sh
