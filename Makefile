@@ -93,8 +93,7 @@ $(KBUILD_DIR)/.synced: $(KSRC)
 modules: $(KBUILD_DIR)/.synced
 	@test -f $(KDIR)/Makefile || { echo "no kernel build tree at $(KDIR)" \
 		"(install linux-headers-$(KVER), or run make deps)"; exit 1; }
-	@# One build at a time per kernel: make check runs lanes side by side.
-	flock $(KBUILD_DIR)/.lock $(MAKE) -C $(KDIR) M=$(KBUILD_DIR) modules
+	$(MAKE) -C $(KDIR) M=$(KBUILD_DIR) modules
 	@echo "built $(KBUILD_DIR)/urdma.ko for $(KVER)"
 
 modules-all:

@@ -277,26 +277,14 @@ run_lane() {
 say "installing missing packages"
 "$TOP/scripts/deps.sh" || { echo "0 passed, 1 failed"; exit 1; }
 
-# run_one LANE [quiet]: the lane, its TAP in LANE.tap (and, unless quiet,
-# indented on the output as it comes), its time in LANE.secs.
-run_one() {
-	local lane=$1 start
+declare -A PASS FAIL SKIP SECS
+for lane in "${LANES[@]}"; do
 	LOG=$OUT/$lane.log
 	: >"$LOG"
+	say "lane $lane: start"
 	start=$(date +%s)
-	if [ -z "${2:-}" ]; then
-		run_lane "$lane" | tee "$OUT/$lane.tap" | sed "s/^/  /"
-	else
-		run_lane "$lane" >"$OUT/$lane.tap"
-	fi
-	echo $(($(date +%s) - start)) >"$OUT/$lane.secs"
-}
-
-# lane_stats LANE: PASS, FAIL, SKIP and SECS of a lane that has run.
-declare -A PASS FAIL SKIP SECS
-lane_stats() {
-	local lane=$1
-	SECS[$lane]=$(cat "$OUT/$lane.secs" 2>/dev/null || echo 0)
+	run_lane "$lane" | tee "$OUT/$lane.tap" | sed "s/^/  /"
+	SECS[$lane]=$(( $(date +%s) - start ))
 	# A skipped test ("ok ... # SKIP") is counted as skipped, not passed.
 	SKIP[$lane]=$(grep -c '^ok .*# SKIP' "$OUT/$lane.tap")
 	PASS[$lane]=$(( $(grep -c '^ok ' "$OUT/$lane.tap") - SKIP[$lane] ))
@@ -305,120 +293,10 @@ lane_stats() {
 		FAIL[$lane]=1
 		echo "not ok - lane $lane ran no test" >>"$OUT/$lane.tap"
 	fi
-}
-lane_done() {
-	lane_stats "$1"
-	say "lane $1: ${PASS[$1]} passed, ${FAIL[$1]} failed, ${SKIP[$1]} skipped in ${SECS[$1]}s"
-}
-
-# The lanes that boot one guest each run JOBS at a time (URDMA_CHECK_JOBS,
-# default 2).  A guest under TCG keeps 1.15 of the two host CPUs busy on
-# average (guest-6.1: 483 s of user time in 470 s), so two side by side
-# finish together sooner than one after the other.  The host's builds come
-# first, one at a time (the build lane reads their warnings); the two-guest
-# lanes (twohost, bench) last and alone: they already run two guests, and
-# their fault and fairness tests measure rates.
-JOBS=${URDMA_CHECK_JOBS:-2}
-[[ $JOBS =~ ^[1-9]$ ]] || { echo "URDMA_CHECK_JOBS must be 1 to 9"; exit 2; }
-is_pooled() { case $1 in deb | kunit | guest-* | fuzz) return 0 ;; esac; return 1; }
-POOL=() SERIAL_BEFORE=() SERIAL_AFTER=()
-for lane in "${LANES[@]}"; do
-	if is_pooled "$lane"; then
-		POOL+=("$lane")
-	elif [ ${#POOL[@]} -eq 0 ]; then
-		SERIAL_BEFORE+=("$lane")
-	else
-		SERIAL_AFTER+=("$lane")
-	fi
-done
-# One pooled lane, or one job: everything in order, the output streaming.
-if [ "$JOBS" = 1 ] || [ ${#POOL[@]} -le 1 ]; then
-	JOBS=1 SERIAL_BEFORE=("${LANES[@]}") POOL=() SERIAL_AFTER=()
-fi
-
-for lane in "${SERIAL_BEFORE[@]}"; do
-	say "lane $lane: start"
-	run_one "$lane"
-	lane_done "$lane"
-done
-
-# prepare_pool: what the pooled lanes share, built before they start and
-# one build at a time (the debug kernel, urdma.ko for each kernel, the C++
-# tests); each lane's own build steps then find it done.  A failure here is
-# the lanes' to report.
-prepare_pool() {
-	local lane need=" "
-	for lane in "${POOL[@]}"; do
-		case $lane in
-		deb | guest-6.12) need+="6.12 " ;;
-		guest-6.1) need+="6.1 " ;;
-		kunit | guest-debug | fuzz) need+="debug " ;;
-		esac
-	done
-	LOG=$OUT/prepare.log
-	say "building what the lanes share (see $LOG)"
-	{
-		[[ $need != *" 6.12 "* ]] || make -s modules KVER="$(kver_612)"
-		[[ $need != *" 6.1 "* ]] || make -s modules KVER="$(kver_61)"
-		[[ $need != *" debug "* ]] ||
-			{ "$TOP/scripts/build-debug-kernel.sh" && make -s modules KVER=debug; }
-		need_tests
-	} >"$LOG" 2>&1
-}
-
-# next_lane: the pool's next lane, or failure when none is left.
-# pool.taken has a line per lane taken.
-next_lane() {
-	local n
-	exec 9>>"$OUT/pool.lock"
-	flock 9
-	n=$(wc -l <"$OUT/pool.taken")
-	[ "$n" -lt ${#POOL[@]} ] || return 1
-	echo "${POOL[$n]}" >>"$OUT/pool.taken"
-	echo "${POOL[$n]}"
-}
-
-# worker: runs the pool's next lane until none is left; a lane's output is
-# printed whole when it ends.
-worker() {
-	local lane
-	while lane=$(next_lane); do
-		say "lane $lane: start"
-		run_one "$lane" quiet
-		{
-			flock 8
-			sed "s/^/  /" "$OUT/$lane.tap"
-			lane_done "$lane"
-		} 8>>"$OUT/pool.lock"
-	done
-}
-
-if [ ${#POOL[@]} -gt 0 ]; then
-	prepare_pool
-	# The longest first: guest-debug takes as long as three others.
-	mapfile -t POOL < <(for lane in "${POOL[@]}"; do
-		case $lane in
-		guest-debug) echo "0 $lane" ;; guest-6.12) echo "1 $lane" ;;
-		deb) echo "2 $lane" ;; guest-6.1) echo "3 $lane" ;; *) echo "4 $lane" ;;
-		esac
-	done | sort -n | cut -d' ' -f2)
-	say "lanes ${POOL[*]}: $JOBS at a time; a lane's output when it ends"
-	: >"$OUT/pool.taken"
-	for ((n = 0; n < JOBS; n++)); do
-		worker &
-	done
-	wait
-	rm -f "$OUT/pool.taken" "$OUT/pool.lock"
-fi
-
-for lane in "${SERIAL_AFTER[@]}"; do
-	say "lane $lane: start"
-	run_one "$lane"
-	lane_done "$lane"
+	say "lane $lane: ${PASS[$lane]} passed, ${FAIL[$lane]} failed, ${SKIP[$lane]} skipped in ${SECS[$lane]}s"
 done
 
 tp=0 tf=0 ts=0
-for lane in "${LANES[@]}"; do lane_stats "$lane" >/dev/null; done
 echo
 printf '%-14s %7s %7s %7s %8s\n' lane passed failed skipped seconds
 for lane in "${LANES[@]}"; do
