@@ -74,8 +74,7 @@ help:
 	@echo 'Variables: KVER, KDIR, URDMA_CACHE (default /var/cache/urdma),'
 	@echo '           LANES (make check: subset of lanes, e.g. "build kunit";'
 	@echo '           lanes: build dkms provider deb kunit guest-6.12 guest-6.1'
-	@echo '           guest-debug fuzz twohost bench),'
-	@echo '           URDMA_CHECK_JOBS (one-guest lanes at a time; default 2)'
+	@echo '           guest-debug fuzz twohost bench)'
 	@echo
 	@echo 'Guests: scripts/urdma-vm (one guest), scripts/urdma-2host (two guests on'
 	@echo '        a Unix-socket network); each takes --help.'

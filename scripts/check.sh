@@ -4,10 +4,7 @@
 # make check: run every test lane, print a summary table, and end with the
 # line "N passed, N failed" counting every test of every lane.
 #
-#   scripts/check.sh [LANE...]     default: all lanes
-#
-# The one-guest lanes run URDMA_CHECK_JOBS (default 2) at a time, after
-# the host's lanes and before the two-guest lanes (see "JOBS" below).
+#   scripts/check.sh [LANE...]     default: all lanes, in this order
 #
 # Lanes: build dkms provider deb kunit guest-6.12 guest-6.1 guest-debug fuzz
 #        twohost bench
