@@ -2,9 +2,9 @@
 # /init of the urdma-vm initramfs (busybox sh, PID 1).
 #
 # Loads the modules listed in /modules.list, mounts the host's root (9p, read-only)
-# and the rdma-core stage above it under a tmpfs-backed overlay, mounts the usual pseudo and scratch filesystems, the
-# job directory and the project tree into it, and switch_roots, running the init
-# named by urdmavm.init= (scripts/guest/init.sh).
+# and the rdma-core stage above it under a tmpfs-backed overlay, mounts the usual
+# pseudo and scratch filesystems, the job directory and the project tree into it,
+# and switch_roots, running the init named by urdmavm.init= (scripts/guest/init.sh).
 #
 # The mounts are done here rather than in init.sh because busybox is static and
 # already in memory: under TCG every dynamically linked exec over 9p costs ~0.1 s.
