@@ -80,6 +80,11 @@ module_param(poll_max_us, uint, 0644);
 MODULE_PARM_DESC(poll_max_us,
 		 "upper bound of the adaptive polling window (default 2000)");
 
+static bool batch_wakes = true;
+module_param(batch_wakes, bool, 0644);
+MODULE_PARM_DESC(batch_wakes,
+		 "frames an engine's transmits queue for another engine (veth) wake it once at the end of the pass (default Y)");
+
 static bool kick_runs = true;
 module_param(kick_runs, bool, 0644);
 MODULE_PARM_DESC(kick_runs,
@@ -115,11 +120,34 @@ static void urdma_pass_begin(struct urdma_engine *eng)
 	smp_mb();
 }
 
+static void urdma_engine_wake_now(struct urdma_engine *eng);
+
+/*
+ * Wake the engines that frames from this thread's pass were queued for
+ * (urdma_engine_wake()).  In the pass: urdma_engine_sync() keeps them
+ * alive until it ends.  With softirqs off, so that none adds one meanwhile.
+ */
+static void urdma_engine_woken(struct urdma_engine *eng)
+{
+	unsigned int i;
+
+	for (i = 0; i < eng->n_woken; i++)
+		urdma_engine_wake_now(eng->woken[i]);
+	eng->n_woken = 0;
+}
+
 static void urdma_pass_end(struct urdma_engine *eng)
 {
+	/*
+	 * A frame queued after the last wake and before the even sequence
+	 * would be left until the next pass: softirqs stay off between.
+	 */
+	local_bh_disable();
+	urdma_engine_woken(eng);
 	/* Every access of the pass before the even sequence. */
 	smp_mb();
 	WRITE_ONCE(eng->pass_seq, eng->pass_seq + 1);
+	local_bh_enable();
 	smp_mb();	/* the even sequence before looking for waiters */
 	if (wq_has_sleeper(&eng->pass_wq))
 		wake_up_all(&eng->pass_wq);
@@ -276,13 +304,57 @@ void urdma_engine_notify(struct urdma_engine *eng)
 		urdma_engine_kick(eng);
 }
 
-/* The receive handler queued a frame (softirq): wake the thread if asleep. */
-void urdma_engine_wake(struct urdma_engine *eng)
+static void urdma_engine_wake_now(struct urdma_engine *eng)
 {
 	/* The queued frame before the flag; pairs with urdma_engine_sleep. */
 	smp_mb();
 	if (READ_ONCE(eng->state->asleep))
 		urdma_engine_rouse(eng);
+}
+
+static int urdma_engine_thread(void *arg);
+
+/*
+ * The engine thread whose pass this softirq interrupts, or NULL: over veth
+ * the receive runs in the sender's softirq, at the end of its transmit.
+ */
+static struct urdma_engine *urdma_engine_in_pass(void)
+{
+	struct urdma_engine *src;
+
+	if (!in_serving_softirq() || !(current->flags & PF_KTHREAD) ||
+	    kthread_func(current) != urdma_engine_thread)
+		return NULL;
+	src = kthread_data(current);
+	return READ_ONCE(src->pass_seq) & 1 ? src : NULL;
+}
+
+/**
+ * urdma_engine_wake - the receive handler queued a frame for @eng
+ * @eng: the engine of the frame's QP
+ *
+ * Softirq.  Wakes the thread if it sleeps; but when the frame comes from
+ * another engine thread's transmit in the same pass (veth), only at the
+ * end of that pass or before it yields the CPU (urdma_engine_woken()),
+ * once for all its frames: a
+ * wake-up per frame made the receiving thread run and sleep again for
+ * each, with a context switch and, on another CPU, an IPI each time.
+ */
+void urdma_engine_wake(struct urdma_engine *eng)
+{
+	struct urdma_engine *src = urdma_engine_in_pass();
+	unsigned int i;
+
+	if (src && src != eng && READ_ONCE(batch_wakes)) {
+		for (i = 0; i < src->n_woken; i++)
+			if (src->woken[i] == eng)
+				return;
+		if (src->n_woken < URDMA_WOKEN_MAX) {
+			src->woken[src->n_woken++] = eng;
+			return;
+		}
+	}
+	urdma_engine_wake_now(eng);
 }
 
 u64 urdma_engine_counter(struct urdma_dev *udev, enum urdma_counter c)
@@ -335,8 +407,12 @@ static int urdma_engine_pass(struct urdma_engine *eng)
 		if (eng->kick_deferred)
 			break;
 		work += urdma_qp_run(eng, qp);
-		if (!eng->in_kick)
+		if (!eng->in_kick) {
+			local_bh_disable();
+			urdma_engine_woken(eng);
+			local_bh_enable();
 			cond_resched();
+		}
 	}
 	urdma_pass_end(eng);
 	eng->cnt[URDMA_CNT_POLLS]++;
@@ -578,10 +654,16 @@ out_mask:
 	return ret;
 }
 
-/* Stop the threads; every QP is gone by now. */
+/*
+ * Stop the threads; every QP is gone by now, and no frame comes in
+ * (urdma_net_stop()).  Another device's pass may still hold one of these
+ * engines to wake (urdma_engine_wake()): it ends first.
+ */
 void urdma_engines_stop(struct urdma_dev *udev)
 {
 	unsigned int i;
+
+	urdma_engine_sync();
 
 	for (i = 0; udev->engines && i < udev->num_engines; i++) {
 		struct urdma_engine *eng = &udev->engines[i];

@@ -59,6 +59,9 @@ enum urdma_counter {
 	URDMA_NUM_COUNTERS
 };
 
+/* Engines a pass may wake at its end (struct urdma_engine's @woken). */
+#define URDMA_WOKEN_MAX		4
+
 /**
  * struct urdma_engine - one engine thread of a device
  * @udev:	its device.
@@ -96,6 +99,12 @@ enum urdma_counter {
  * @rxq:	RoCEv2 frames for this engine's QPs, from the receive handler.
  * @kicks:	URDMA_CNT_KICKS, counted by whoever kicks.
  * @rx_dropped:	frames the receive handler dropped (queue full, runt).
+ * @woken:	engines that frames this thread's own transmits queued for
+ *		(veth's receive runs in the sender's softirq), to wake at the
+ *		end of its pass: once for all the frames of the pass, not once
+ *		a frame (urdma_engine_wake()).  Only this thread and the
+ *		softirqs that run on it touch it.
+ * @n_woken:	how many.
  * @cnt:	the other counters; written under @run only.
  * @node:	in the module's list of engines (engine.c).
  */
@@ -124,6 +133,8 @@ struct urdma_engine {
 	struct sk_buff_head rxq;
 	atomic64_t kicks;
 	atomic64_t rx_dropped;
+	struct urdma_engine *woken[URDMA_WOKEN_MAX];
+	unsigned int n_woken;
 	u64 cnt[URDMA_NUM_COUNTERS];
 	struct list_head node;
 };
