@@ -336,9 +336,9 @@ static struct urdma_engine *urdma_engine_in_pass(void)
  * Softirq.  Wakes the thread if it sleeps; but when the frame comes from
  * another engine thread's transmit in the same pass (veth), only at the
  * end of that pass or before it yields the CPU (urdma_engine_woken()),
- * once for all its frames: a
- * wake-up per frame made the receiving thread run and sleep again for
- * each, with a context switch and, on another CPU, an IPI each time.
+ * once for all its frames: a wake-up per frame made the receiving thread
+ * run and sleep again for each, with a context switch and, on another CPU,
+ * an IPI each time.
  */
 void urdma_engine_wake(struct urdma_engine *eng)
 {
@@ -408,9 +408,12 @@ static int urdma_engine_pass(struct urdma_engine *eng)
 			break;
 		work += urdma_qp_run(eng, qp);
 		if (!eng->in_kick) {
-			local_bh_disable();
-			urdma_engine_woken(eng);
-			local_bh_enable();
+			/* Unlocked: a frame noted after it waits for the end. */
+			if (READ_ONCE(eng->n_woken)) {
+				local_bh_disable();
+				urdma_engine_woken(eng);
+				local_bh_enable();
+			}
 			cond_resched();
 		}
 	}
