@@ -15,6 +15,7 @@
  * the CQEs from a consumer index that cannot change under it.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,6 +193,27 @@ static inline void urdma_cqe_to_wc(const struct urdma_cqe *cqe,
 	wc->dlid_path_bits = 0;
 }
 
+/*
+ * An empty poll: with ctx->yield_idle (one CPU), yield it if an engine of
+ * the context is awake, as it then has work that the spinning consumer
+ * keeps off the CPU.  With every engine asleep there is nothing to wait
+ * for but the network, and the poll stays in user space.
+ */
+static void urdma_cq_idle(struct urdma_cq *cq)
+{
+	struct urdma_context *ctx = to_urdma_ctx(cq->vcq.cq.context);
+	uint32_t i;
+
+	if (!ctx->yield_idle)
+		return;
+	for (i = 0; i < ctx->num_engines; i++) {
+		if (!urdma_engine_asleep(ctx, i)) {
+			sched_yield();
+			return;
+		}
+	}
+}
+
 int urdma_poll_cq(struct ibv_cq *ibvcq, int ne, struct ibv_wc *wc)
 {
 	struct urdma_cq *cq = to_urdma_cq(ibvcq);
@@ -209,6 +231,8 @@ int urdma_poll_cq(struct ibv_cq *ibvcq, int ne, struct ibv_wc *wc)
 	if (n)
 		urdma_cq_publish(cq);
 	pthread_spin_unlock(&cq->lock);
+	if (!n && ne > 0)
+		urdma_cq_idle(cq);
 	return n;
 }
 
@@ -239,6 +263,7 @@ static int urdma_start_poll(struct ibv_cq_ex *ibvcq,
 	cqe = urdma_cq_peek(cq);
 	if (!cqe) {
 		pthread_spin_unlock(&cq->lock);
+		urdma_cq_idle(cq);
 		return ENOENT;
 	}
 	urdma_cq_set_cur(cq, cqe);

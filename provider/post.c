@@ -115,19 +115,6 @@ static inline void urdma_publish(uint32_t *prod, uint32_t head)
 			      memory_order_release);
 }
 
-static inline bool urdma_engine_asleep(struct urdma_context *ctx,
-				       uint32_t engine)
-{
-	/*
-	 * The producer index before the flag; pairs with the engine's full
-	 * barrier between setting asleep and its last doorbell poll.
-	 */
-	atomic_thread_fence(memory_order_seq_cst);
-	return atomic_load_explicit(
-		(_Atomic(uint32_t) *)&ctx->engine_state[engine].asleep,
-		memory_order_relaxed);
-}
-
 /*
  * A POST_SEND with zero WRs through write(2), uverbs' original command
  * ABI, which the kernel keeps beside the ioctl() one that

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -127,6 +128,24 @@ static int urdma_map_engine_state(struct urdma_context *ctx, int cmd_fd,
 	return 0;
 }
 
+/*
+ * Whether a poll that finds its CQ empty offers the CPU to an awake
+ * engine (urdma_cq_idle()): on a machine with one CPU online, by default.
+ * There the engine thread can only make the completion the consumer spins
+ * for while the consumer is off the CPU, so a spin until the scheduler
+ * preempts it, up to a time slice, is all lost (docs/performance.md, "Two
+ * guests").  With more CPUs the engine runs beside the consumer and a poll
+ * stays in user space.  URDMA_POLL_YIELD=0 or 1 overrides.
+ */
+static bool urdma_want_yield(void)
+{
+	const char *env = getenv("URDMA_POLL_YIELD");
+
+	if (env && (!strcmp(env, "0") || !strcmp(env, "1")))
+		return env[0] == '1';
+	return sysconf(_SC_NPROCESSORS_ONLN) == 1;
+}
+
 static struct verbs_context *urdma_alloc_context(struct ibv_device *ibdev,
 						 int cmd_fd,
 						 void *private_data)
@@ -156,6 +175,7 @@ static struct verbs_context *urdma_alloc_context(struct ibv_device *ibdev,
 	if (err)
 		goto err_free_ctx;
 
+	ctx->yield_idle = urdma_want_yield();
 	urdma_db_init(ctx);
 	verbs_set_ops(&ctx->ibvctx, &urdma_ctx_ops);
 	return &ctx->ibvctx;

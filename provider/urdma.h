@@ -40,6 +40,7 @@ struct urdma_context {
 	size_t page_size;		/* 1 << page_shift, at least a CPU page */
 	uint32_t num_engines;		/* entries of engine_state */
 	struct urdma_engine_state *engine_state; /* PROT_READ mapping */
+	bool yield_idle;		/* an empty poll yields: one CPU */
 
 	pthread_mutex_t db_mutex;
 	struct list_head db_pages;	/* struct urdma_db_page */
@@ -168,6 +169,21 @@ static inline struct urdma_context *to_urdma_ctx(struct ibv_context *ibvctx)
 static inline struct urdma_pd *to_urdma_pd(struct ibv_pd *ibvpd)
 {
 	return container_of(ibvpd, struct urdma_pd, ibvpd);
+}
+
+/* Whether the engine sleeps (the engine state page's flag). */
+static inline bool urdma_engine_asleep(struct urdma_context *ctx,
+				       uint32_t engine)
+{
+	/*
+	 * For a poster: the producer index before the flag; pairs with the
+	 * engine's full barrier between setting asleep and its last doorbell
+	 * poll.
+	 */
+	atomic_thread_fence(memory_order_seq_cst);
+	return atomic_load_explicit(
+		(_Atomic(uint32_t) *)&ctx->engine_state[engine].asleep,
+		memory_order_relaxed);
 }
 
 static inline struct urdma_cq *to_urdma_cq(struct ibv_cq *ibvcq)
