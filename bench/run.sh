@@ -393,11 +393,17 @@ engine_idle_cpu || { say "no engine threads found"; FAILS=$((FAILS + 1)); }
 # Engine threads: urdma again with engines=2 (a module parameter), on the
 # local path: the message rate and 64 KiB with 4 QPs, which spread over
 # both threads.
+# reload_urdma [PARAMETER...]: urdma0 (and only it) on a module loaded
+# again with these parameters.
+reload_urdma() {
+	rdma link del urdma0 2>/dev/null
+	rmmod urdma && modprobe urdma "$@" &&
+		rdma link add urdma0 type urdma netdev veth0 && setup_urdma
+}
 say "== urdma/local with engines=2"
 ip netns exec wire rdma link del urdma_w1 2>/dev/null
-for d in urdma0 urdma_w0; do rdma link del "$d" 2>/dev/null; done
-if rmmod urdma && modprobe urdma engines=2 &&
-	rdma link add urdma0 type urdma netdev veth0 && setup_urdma; then
+rdma link del urdma_w0 2>/dev/null
+if reload_urdma engines=2; then
 	DEVARGS_S[urdma/engines2]=${DEVARGS_S[urdma/local]}
 	DEVARGS_C[urdma/engines2]=${DEVARGS_C[urdma/local]}
 	CLI_ADDR[urdma/engines2]=127.0.0.1
@@ -413,9 +419,7 @@ fi
 # device).  Left with engines=2, NVMe-oF's QD16 made 10,764 IOPS instead
 # of 17,081 (bench/clients.sh alone, in one boot each): a second engine
 # thread on two vCPUs takes them from fio and nvmet's threads.
-rdma link del urdma0 2>/dev/null
-if ! { rmmod urdma && modprobe urdma &&
-	rdma link add urdma0 type urdma netdev veth0 && setup_urdma; }; then
+if ! reload_urdma; then
 	say "could not reload urdma with its defaults"
 	FAILS=$((FAILS + 1))
 fi
