@@ -390,9 +390,6 @@ for variant in "write_bw_xrc:-c XRC" "write_bw_odp:--odp --perform_warm_up"; do
 done
 engine_idle_cpu || { say "no engine threads found"; FAILS=$((FAILS + 1)); }
 
-# Engine threads: urdma again with engines=2 (a module parameter), on the
-# local path: the message rate and 64 KiB with 4 QPs, which spread over
-# both threads.
 # reload_urdma [PARAMETER...]: urdma0 (and only it) on a module loaded
 # again with these parameters.
 reload_urdma() {
@@ -400,6 +397,10 @@ reload_urdma() {
 	rmmod urdma && modprobe urdma "$@" &&
 		rdma link add urdma0 type urdma netdev veth0 && setup_urdma
 }
+
+# Engine threads: urdma again with engines=2 (a module parameter), on the
+# local path: the message rate and 64 KiB with 4 QPs, which spread over
+# both threads.
 say "== urdma/local with engines=2"
 ip netns exec wire rdma link del urdma_w1 2>/dev/null
 rdma link del urdma_w0 2>/dev/null
